@@ -1,0 +1,10 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace verity {
+// CRC-32C (Castagnoli). Pass the previous value to continue a running checksum.
+uint32_t crc32c(const void* data, size_t n, uint32_t prev = 0);
+// 64-bit FNV-1a, for content hashes used as cache keys (not for integrity).
+uint64_t fnv1a64(const void* data, size_t n, uint64_t prev = 14695981039346656037ull);
+}  // namespace verity

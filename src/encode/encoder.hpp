@@ -1,0 +1,45 @@
+#pragma once
+// The text-encoder interface. Torch stays out of this header: callers see
+// plain row-major float buffers. Implementations live in src/encode/*.cpp.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace verity::encode {
+
+struct EncodeOptions {
+  bool normalize = true;       // L2-normalize pooled vectors
+  size_t batch_size = 32;      // texts per forward pass (sorted by length first)
+  size_t max_length = 0;       // tokens per text incl. specials; 0 = model default
+  int threads = 0;             // 0 = leave the runtime's setting
+  bool with_tokens = true;     // fill token vectors and token strings
+};
+
+// Output for B texts, padded to T = the longest tokenized text.
+struct Encoded {
+  size_t batch = 0, max_tokens = 0, dim = 0;
+  std::vector<float> pooled;                              // [B, D]
+  std::vector<float> tokens;                              // [B, T, D]; zero where mask == 0
+  std::vector<uint8_t> mask;                              // [B, T]; 1 = real position
+  std::vector<std::vector<std::string>> token_strings;   // per text, one per masked-in position
+  std::span<const float> pooled_row(size_t b) const { return {pooled.data() + b * dim, dim}; }
+  std::span<const float> token_row(size_t b, size_t t) const {
+    return {tokens.data() + (b * max_tokens + t) * dim, dim};
+  }
+  size_t length(size_t b) const;  // number of real positions of text b
+};
+
+class Encoder {
+ public:
+  virtual ~Encoder() = default;
+  // Factory string that recreates this encoder (a name or a directory).
+  virtual std::string spec() const = 0;
+  virtual size_t dim() const = 0;
+  // Deterministic: the same texts and options give bit-identical output.
+  virtual Encoded encode(std::span<const std::string> texts, const EncodeOptions& opts) const = 0;
+};
+
+}  // namespace verity::encode
