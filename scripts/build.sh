@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures and builds verity (Release) into build/.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+jobs="${VERITY_BUILD_JOBS:-$(nproc)}"
+if [ ! -f "$root/build/build.ninja" ]; then
+  cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
+fi
+cmake --build "$root/build" -j "$jobs" >&2
