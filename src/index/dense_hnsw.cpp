@@ -1,0 +1,176 @@
+#include "index/dense_hnsw.hpp"
+
+#include <hnswlib/hnswlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/io.hpp"
+#include "core/section_file.hpp"
+
+namespace verity::index {
+
+struct HnswIndex::Graph {
+  // The space owns the dimension hnswlib's distance function reads: it must
+  // outlive (so be declared before) the graph.
+  hnswlib::InnerProductSpace space;
+  std::unique_ptr<hnswlib::HierarchicalNSW<float>> hnsw;
+  explicit Graph(size_t dim) : space(dim) {}
+};
+
+namespace {
+
+constexpr size_t kInitialCapacity = 1024;
+
+// hnswlib (0.6) only saves to and loads from a named file; this names a
+// scratch file and removes it however the scope is left.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const std::string& stem) {
+    static std::atomic<uint64_t> counter{0};
+    path_ = cat(stem, ".hnsw.", ::getpid(), ".", counter++);
+  }
+  ~ScratchFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The leading fields of hnswlib's dump, checked against our META before the
+// bytes are handed to loadIndex (which trusts them to size its allocations).
+void check_hnsw_header(const SectionFile& file, size_t dim, size_t count, const HnswOptions& o) {
+  ByteReader r = file.reader("HNSW");
+  r.read<size_t>();  // offsetLevel0_
+  r.read<size_t>();  // max_elements_
+  const auto stored_count = r.read<size_t>();
+  const auto size_per_element = r.read<size_t>();
+  const auto label_offset = r.read<size_t>();
+  const auto offset_data = r.read<size_t>();
+  r.read<int>();                      // maxlevel_
+  r.read<hnswlib::tableint>();        // enterpoint_node_
+  const auto max_m = r.read<size_t>();
+  const auto max_m0 = r.read<size_t>();
+  const auto m = r.read<size_t>();
+  const std::string where = file.path() + " section 'HNSW'";
+  VERITY_CHECK(stored_count == count, FormatError, where, ": element count ", stored_count,
+               ", META count=", count);
+  VERITY_CHECK(m == o.M && max_m == o.M && max_m0 == 2 * o.M, FormatError, where, ": M=", m,
+               " (maxM=", max_m, ", maxM0=", max_m0, ") does not match spec M=", o.M);
+  VERITY_CHECK(offset_data == max_m0 * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint) &&
+                   label_offset == offset_data + dim * sizeof(float) &&
+                   size_per_element == label_offset + sizeof(hnswlib::labeltype),
+               FormatError, where, ": element layout (data at ", offset_data, ", label at ",
+               label_offset, ", size ", size_per_element, ") does not match dim=", dim);
+}
+
+}  // namespace
+
+HnswIndex::HnswIndex(size_t dim, const HnswOptions& options)
+    : dim_(dim), options_(options), graph_(std::make_unique<Graph>(dim)) {
+  VERITY_CHECK(dim > 0, ConfigError, "hnsw index: dim must be positive");
+  graph_->hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(
+      &graph_->space, kInitialCapacity, options.M, options.ef_construction, options.seed);
+  graph_->hnsw->setEf(options.ef_search);
+}
+
+HnswIndex::~HnswIndex() = default;
+
+size_t HnswIndex::size() const { return ids_.size(); }
+
+std::string HnswIndex::spec() const {
+  return cat("hnsw:M=", options_.M, ",efc=", options_.ef_construction, ",ef=", options_.ef_search,
+             ",seed=", options_.seed, ",threads=", options_.threads);
+}
+
+void HnswIndex::set_ef_search(size_t ef) {
+  VERITY_CHECK(ef > 0, ConfigError, "hnsw index: ef must be positive");
+  options_.ef_search = ef;
+  graph_->hnsw->setEf(ef);
+}
+
+void HnswIndex::add(std::span<const float> vectors, std::span<const int64_t> ids) {
+  dense_detail::check_batch(vectors, dim_, "vectors");
+  const size_t n = vectors.size() / dim_, first = ids_.size();
+  VERITY_CHECK(ids.empty() || ids.size() == n, ConfigError, "hnsw index: ", ids.size(),
+               " ids for ", n, " vectors");
+  // Validate everything before touching the graph so a bad batch adds nothing.
+  std::vector<float> normalized(vectors.size());
+  for (size_t r = 0; r < n; ++r)
+    dense_detail::normalize_checked(vectors.subspan(r * dim_, dim_),
+                                    std::span(normalized).subspan(r * dim_, dim_), first + r);
+  auto& hnsw = *graph_->hnsw;
+  if (first + n > hnsw.max_elements_)
+    hnsw.resizeIndex(std::max(first + n, 2 * hnsw.max_elements_));
+  dense_detail::parallel_for(n, options_.threads, [&](size_t b, size_t e) {
+    for (size_t r = b; r < e; ++r) hnsw.addPoint(normalized.data() + r * dim_, first + r);
+  });
+  for (size_t r = 0; r < n; ++r) ids_.push_back(ids.empty() ? int64_t(first + r) : ids[r]);
+}
+
+DenseSearchResult HnswIndex::search(std::span<const float> queries, size_t k) const {
+  VERITY_CHECK(k > 0, ConfigError, "hnsw index: k must be positive");
+  dense_detail::check_batch(queries, dim_, "queries");
+  DenseSearchResult out;
+  out.n_queries = queries.size() / dim_;
+  out.k = k;
+  out.ids.assign(out.n_queries * k, -1);
+  out.scores.assign(out.n_queries * k, -std::numeric_limits<float>::infinity());
+  std::vector<float> normalized(queries.size());
+  for (size_t q = 0; q < out.n_queries; ++q)
+    dense_detail::normalize_checked(queries.subspan(q * dim_, dim_),
+                                    std::span(normalized).subspan(q * dim_, dim_), q);
+  const auto& hnsw = *graph_->hnsw;
+  dense_detail::parallel_for(out.n_queries, 0, [&](size_t b, size_t e) {
+    for (size_t q = b; q < e; ++q) {
+      auto heap = hnsw.searchKnn(normalized.data() + q * dim_, k);  // farthest on top
+      for (size_t r = heap.size(); r-- > 0; heap.pop()) {
+        // hnswlib's inner-product distance is 1 - <a, b>.
+        out.scores[q * k + r] = 1.0f - heap.top().first;
+        out.ids[q * k + r] = ids_[heap.top().second];
+      }
+    }
+  });
+  return out;
+}
+
+void HnswIndex::save(const std::string& path) const {
+  ScratchFile scratch(path);
+  graph_->hnsw->saveIndex(scratch.path());
+  const std::string dump = read_file(scratch.path());
+  SectionWriter out(path, dense_detail::kMagic, dense_detail::kVersion);
+  dense_detail::write_common(out, "hnsw", spec(), dim_, ids_);
+  out.add("HNSW", dump.data(), dump.size());
+  out.commit();
+}
+
+std::unique_ptr<HnswIndex> HnswIndex::load(const SectionFile& file, size_t dim, size_t count,
+                                           const HnswOptions& options) {
+  check_hnsw_header(file, dim, count, options);
+  auto index = std::make_unique<HnswIndex>(dim, options);
+  auto dump = file.section("HNSW");
+  ScratchFile scratch((std::filesystem::temp_directory_path() / "verity").string());
+  write_file_atomic(scratch.path(),
+                    std::string_view(reinterpret_cast<const char*>(dump.data()), dump.size()));
+  auto& graph = *index->graph_;
+  graph.hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(&graph.space);
+  try {
+    graph.hnsw->loadIndex(scratch.path(), &graph.space, std::max<size_t>(count, 1));
+  } catch (const std::runtime_error& e) {
+    // A half-loaded HierarchicalNSW frees uninitialized pointers in its
+    // destructor, so it is leaked instead; this only happens on a damaged file.
+    (void)graph.hnsw.release();
+    throw FormatError(cat(file.path(), " section 'HNSW': hnswlib rejected the graph: ", e.what()));
+  }
+  graph.hnsw->setEf(options.ef_search);
+  auto ids = file.array<int64_t>("IDS.");
+  index->ids_.assign(ids.begin(), ids.end());
+  return index;
+}
+
+}  // namespace verity::index
