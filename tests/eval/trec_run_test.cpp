@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "data/beir.hpp"
 
 using namespace verity;
 using namespace verity::eval;
@@ -110,4 +111,26 @@ TEST(TrecRun, RefusesUnwritableIds) {
   EXPECT_THROW(write_trec_run(f.path(), {{"q1", {{"", 1.0}}}}, "t"), FormatError);
   EXPECT_THROW(write_trec_run(f.path(), {{"q1", {{"d", 1.0}}}}, "my tag"), FormatError);
   EXPECT_FALSE(fs::exists(f.path()));  // nothing half-written
+}
+
+TEST(TrecRun, SciFactOracleRunSurvivesRoundTrip) {
+  const std::string dir = std::string(VERITY_SHARED_DATA) + "/beir/scifact";
+  if (!fs::is_directory(dir)) GTEST_SKIP() << dir << " not present";
+  auto ds = data::load_beir(dir, "test");
+  // An oracle run: every judged document, scored by its grade, plus one unjudged decoy
+  // ranked below them. Every metric must then be exactly 1.
+  eval::Run run;
+  for (const auto& [qid, judged] : ds.qrels) {
+    for (const auto& [doc, grade] : judged) run[qid].push_back({doc, double(grade)});
+    size_t decoy = 0;
+    while (judged.count(ds.corpus.docs[decoy].id)) ++decoy;
+    run[qid].push_back({ds.corpus.docs[decoy].id, -1.0});
+  }
+  TempFile f("scifact_oracle.txt");
+  write_trec_run(f.path(), run, "oracle");
+  eval::Run back = read_trec_run(f.path());
+  Evaluation ev = evaluate(back, ds.qrels);
+  EXPECT_EQ(ev.counts.queries, 300u);
+  EXPECT_EQ(ev.counts.missing_from_run, 0u);
+  for (const auto& name : ev.metric_names) EXPECT_DOUBLE_EQ(ev.mean[name], 1.0) << name;
 }
