@@ -1,5 +1,7 @@
 #include "data/lines.hpp"
 
+#include <cstring>
+
 #include "core/crc32c.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
