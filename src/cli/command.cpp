@@ -7,6 +7,7 @@
 
 namespace verity::cli {
 namespace {
+std::string g_invocation;
 std::map<std::string, CommandSetup>& registry() {
   static std::map<std::string, CommandSetup> r;
   return r;
@@ -19,6 +20,15 @@ void add_common_flags(CLI::App* cmd, CommonFlags& flags) {
 }
 
 void apply_common_flags(const CommonFlags& flags) { set_quiet(flags.quiet); }
+
+void set_invocation(int argc, char** argv) {
+  g_invocation.clear();
+  for (int i = 0; i < argc; ++i) {
+    if (i) g_invocation += ' ';
+    g_invocation += argv[i];
+  }
+}
+const std::string& invocation() { return g_invocation; }
 
 void print_json(const nlohmann::json& j) {
   std::string s = j.dump(2);

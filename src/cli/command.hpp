@@ -16,6 +16,10 @@ void add_common_flags(CLI::App* cmd, CommonFlags& flags);
 // Applies --quiet (and implies it for nothing else: --json keeps stderr logs).
 void apply_common_flags(const CommonFlags& flags);
 
+// The command line as typed (for provenance in outputs and manifests).
+void set_invocation(int argc, char** argv);
+const std::string& invocation();
+
 // Prints exactly one JSON object on stdout.
 void print_json(const nlohmann::json& j);
 

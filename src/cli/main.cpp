@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   CLI::App app{"verity: two-stage dense retrieval that retrieves fast and verifies identity"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "verity 0.1.0");
+  verity::cli::set_invocation(argc, argv);
   verity::cli::setup_all_commands(app);
   try {
     app.parse(argc, argv);

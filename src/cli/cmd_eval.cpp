@@ -1,0 +1,147 @@
+// verity eval: retrieval quality and speed on one or more BEIR datasets.
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/command.hpp"
+#include "core/log.hpp"
+#include "eval/retrieval_eval.hpp"
+#include "eval/trec_run.hpp"
+
+namespace verity::cli {
+namespace {
+
+struct EvalArgs {
+  CommonFlags common;
+  std::vector<std::string> datasets;
+  std::string split = "test";
+  std::string fields = "title+text";
+  std::string run_path;
+  std::string metrics = "ndcg@10,acc@1,recall@100,mrr@10,map@100";
+  bool ignore_identical_ids = false;
+  eval::RetrievalEvalOptions options;
+};
+
+nlohmann::json result_json(const eval::RetrievalEvalResult& r, const eval::RetrievalEvalOptions& o) {
+  nlohmann::json j;
+  for (const auto& [name, value] : r.evaluation.mean) j[name] = value;
+  const auto& c = r.evaluation.counts;
+  j["queries"] = c.queries;
+  j["queries_skipped_no_relevant"] = c.skipped_no_relevant;
+  j["queries_missing_from_run"] = c.missing_from_run;
+  j["identical_ids_dropped"] = c.identical_ids_dropped;
+  j["docs"] = r.docs;
+  j["qps"] = r.qps;
+  j["threads"] = o.threads;
+  j["index_seconds"] = r.index_seconds;
+  j["search_seconds"] = r.search_seconds;
+  if (o.threads == 1) {
+    j["latency_ms_p50"] = r.latency.p50_ms;
+    j["latency_ms_p95"] = r.latency.p95_ms;
+  }
+  return j;
+}
+
+std::string run_file_for(const std::string& base, const std::string& dataset, bool many) {
+  if (!many) return base;
+  return base + "." + dataset;  // one run file per dataset of a suite
+}
+
+void print_table(const std::vector<std::string>& metric_names,
+                 const std::vector<std::pair<std::string, nlohmann::json>>& rows) {
+  std::printf("%-16s", "dataset");
+  for (const auto& m : metric_names) std::printf(" %10s", m.c_str());
+  std::printf(" %8s %10s\n", "queries", "qps");
+  for (const auto& [name, j] : rows) {
+    std::printf("%-16s", name.c_str());
+    for (const auto& m : metric_names) std::printf(" %10.4f", j.value(m, 0.0));
+    if (j.contains("queries"))
+      std::printf(" %8zu %10.1f\n", j["queries"].get<size_t>(), j["qps"].get<double>());
+    else
+      std::printf("\n");
+  }
+}
+
+void run_eval(EvalArgs& a) {
+  apply_common_flags(a.common);
+  install_interrupt_handler();
+  a.options.metrics.metrics = eval::parse_metrics(a.metrics);
+  a.options.metrics.ignore_identical_ids = a.ignore_identical_ids;
+  data::LoadOptions load;
+  load.fields = data::parse_doc_fields(a.fields);
+
+  std::vector<std::string> metric_names;
+  for (const auto& m : a.options.metrics.metrics) metric_names.push_back(m.name());
+  nlohmann::json per_dataset = nlohmann::json::object();
+  std::vector<std::pair<std::string, nlohmann::json>> rows;
+  std::map<std::string, double> sums;
+  bool many = a.datasets.size() > 1;
+  for (const auto& dir : a.datasets) {
+    auto ds = data::load_beir(dir, a.split, load);
+    log(ds.name, ": ", ds.report.summary());
+    VERITY_CHECK(per_dataset.find(ds.name) == per_dataset.end(), ConfigError, "dataset '", ds.name,
+                 "' given twice");
+    auto r = eval::evaluate_retrieval(ds, a.options);
+    if (!a.run_path.empty()) {
+      auto path = run_file_for(a.run_path, ds.name, many);
+      eval::write_trec_run(path, r.run, "verity-" + a.options.retriever);
+      log("wrote run file ", path);
+    }
+    auto j = result_json(r, a.options);
+    for (const auto& m : metric_names) sums[m] += r.evaluation.mean.at(m);
+    per_dataset[ds.name] = j;
+    rows.emplace_back(ds.name, j);
+  }
+
+  nlohmann::json out;
+  if (many) {
+    nlohmann::json mean;
+    for (const auto& m : metric_names) mean[m] = sums[m] / double(a.datasets.size());
+    out = {{"datasets", per_dataset}, {"mean", mean}};
+    rows.emplace_back("mean", mean);
+  } else {
+    out = per_dataset.begin().value();
+    out["dataset"] = rows.front().first;
+  }
+  out["retriever"] = a.options.retriever;
+  out["split"] = a.split;
+  out["k"] = a.options.k;
+  if (a.common.json)
+    print_json(out);
+  else
+    print_table(metric_names, rows);
+}
+
+void setup_eval(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand("eval", "Evaluate retrieval on BEIR datasets (nDCG@10, Acc@1, ...)");
+  cmd->add_option("--dataset", args->datasets,
+                  "BEIR dataset directory (corpus.jsonl, queries.jsonl, qrels/); repeat for a suite")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--split", args->split, "qrels split to evaluate")->capture_default_str();
+  cmd->add_option("--retriever", args->options.retriever, "Stage-1 retriever: bm25")
+      ->capture_default_str();
+  cmd->add_option("--k", args->options.k, "Results retrieved per query")->capture_default_str();
+  cmd->add_option("--threads", args->options.threads,
+                  "Search threads; per-query latency is reported when 1")
+      ->capture_default_str();
+  cmd->add_option("--k1", args->options.k1, "BM25 k1")->capture_default_str();
+  cmd->add_option("--b", args->options.b, "BM25 b")->capture_default_str();
+  cmd->add_option("--analyzer", args->options.analyzer,
+                  "Lexical analyzer spec, e.g. english:stem=porter,stop=english")
+      ->capture_default_str();
+  cmd->add_option("--fields", args->fields, "Document fields to index: title+text | text")
+      ->capture_default_str();
+  cmd->add_option("--metrics", args->metrics, "Comma-separated metrics (ndcg@k, acc@k, recall@k, mrr@k, map@k)")
+      ->capture_default_str();
+  cmd->add_flag("--ignore-identical-ids", args->ignore_identical_ids,
+                "Drop results whose document id equals the query id");
+  cmd->add_option("--run", args->run_path,
+                  "Write a TREC run file (with several datasets: FILE.<dataset>)");
+  add_common_flags(cmd, args->common);
+  cmd->callback([args] { run_eval(*args); });
+}
+
+VERITY_REGISTER_COMMAND("eval", setup_eval);
+}  // namespace
+}  // namespace verity::cli

@@ -1,0 +1,141 @@
+// End-to-end tests of the verity binary on a tiny fixture corpus.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+Result run(const std::string& args) {
+  auto err_path = fs::temp_directory_path() / ("verity_cli_err_" + std::to_string(::getpid()));
+  std::string cmd = std::string(VERITY_BINARY) + " " + args + " 2>" + err_path.string();
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = ::pclose(p);
+  std::ifstream e(err_path);
+  std::string err((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+  fs::remove(err_path);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err};
+}
+
+std::string fixture() { return std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/tiny_beir"; }
+
+std::string temp_dir(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("verity_cli_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+TEST(Cli, EverySubcommandHasHelp) {
+  for (const char* sub : {"index", "search", "eval"}) {
+    auto r = run(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub;
+    EXPECT_NE(r.out.find("--json"), std::string::npos) << sub;
+  }
+}
+
+TEST(Cli, EvalJsonIsOneObjectWithStableKeys) {
+  auto r = run("eval --dataset " + fixture() + " --retriever bm25 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);  // throws if stdout is not exactly one JSON value
+  for (const char* key : {"ndcg@10", "acc@1", "recall@100", "mrr@10", "map@100", "queries", "qps"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  // q4 has no relevant document: skipped, as BEIR does.
+  EXPECT_EQ(j["queries"], 3);
+  EXPECT_EQ(j["queries_skipped_no_relevant"], 1);
+  // Each of the three queries finds its relevant document first.
+  EXPECT_DOUBLE_EQ(j["acc@1"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["recall@100"].get<double>(), 1.0);
+}
+
+TEST(Cli, EvalSuiteReportsDatasetsAndMean) {
+  auto r = run("eval --dataset " + fixture() + " --dataset " + fixture() + " --json");
+  EXPECT_EQ(r.status, 2) << "the same dataset twice is a usage error";
+  auto copy = temp_dir("suite") + "/tiny2";
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  r = run("eval --quiet --dataset " + fixture() + " --dataset " + copy + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("datasets"));
+  EXPECT_TRUE(j["datasets"].contains("tiny_beir"));
+  EXPECT_TRUE(j["datasets"].contains("tiny2"));
+  EXPECT_DOUBLE_EQ(j["mean"]["ndcg@10"].get<double>(),
+                   j["datasets"]["tiny_beir"]["ndcg@10"].get<double>());
+  EXPECT_TRUE(r.err.empty()) << "--quiet must silence stderr: " << r.err;
+}
+
+TEST(Cli, EvalWritesTrecRun) {
+  auto dir = temp_dir("run");
+  auto r = run("eval --quiet --dataset " + fixture() + " --run " + dir + "/run.trec");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(dir + "/run.trec");
+  std::string qid, q0, doc, tag;
+  int rank;
+  double score;
+  ASSERT_TRUE(in >> qid >> q0 >> doc >> rank >> score >> tag);
+  EXPECT_EQ(q0, "Q0");
+  EXPECT_EQ(rank, 1);
+}
+
+TEST(Cli, IndexThenSearch) {
+  auto dir = temp_dir("index");
+  auto r = run("index --quiet --corpus " + fixture() + " --out " + dir + "/idx --bm25");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/idx/manifest.json"));
+  r = run("search --index " + dir + "/idx --query 'measles vaccine' --k 3 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["results"].empty());
+  EXPECT_EQ(j["results"][0]["id"], "d3");
+  EXPECT_LE(j["results"].size(), 3u);
+  // Rebuilding over an existing index replaces it.
+  r = run("index --quiet --corpus " + fixture() + " --out " + dir + "/idx");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST(Cli, BadInputGivesClearErrorsAndExitCodes) {
+  auto r = run("eval --dataset /nonexistent/dir");
+  EXPECT_EQ(r.status, 2);
+  r = run("frobnicate");
+  EXPECT_EQ(r.status, 2);
+  auto dir = temp_dir("bad");
+  fs::copy(fixture(), dir + "/broken", fs::copy_options::recursive);
+  {
+    std::ofstream out(dir + "/broken/corpus.jsonl", std::ios::app);
+    out << "{\"_id\": \"d6\", \"text\": \"unterminated\n";
+  }
+  r = run("eval --dataset " + dir + "/broken --json");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(r.out.empty()) << "nothing on stdout on error";
+  EXPECT_NE(r.err.find("corpus.jsonl"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("6"), std::string::npos) << "names the line: " << r.err;
+  r = run("search --index " + dir + "/broken --query x");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("manifest.json"), std::string::npos) << r.err;
+}
+
+TEST(Cli, CorruptedIndexIsRejected) {
+  auto dir = temp_dir("corrupt");
+  ASSERT_EQ(run("index --quiet --corpus " + fixture() + " --out " + dir + "/idx").status, 0);
+  auto bm25 = dir + "/idx/bm25.vbm";
+  fs::resize_file(bm25, fs::file_size(bm25) / 2);
+  auto r = run("search --index " + dir + "/idx --query cat");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bm25.vbm"), std::string::npos) << r.err;
+}
+}  // namespace
