@@ -9,12 +9,19 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/section_file.hpp"
 
 using namespace verity;
 using namespace verity::index;
 
 namespace {
+
+// Keeps the build progress lines out of the test log.
+class QuietEnvironment : public ::testing::Environment {
+  void SetUp() override { set_quiet(true); }
+};
+const auto* const kQuiet = ::testing::AddGlobalTestEnvironment(new QuietEnvironment);
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /

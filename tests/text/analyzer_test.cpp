@@ -102,6 +102,9 @@ TEST(Analyzer, Stemming) {
   // Porter2 differs from Porter on these.
   EXPECT_EQ(porter2.analyze("generously ponies"), (Tokens{"generous", "poni"}));
   EXPECT_EQ(Analyzer::from_spec("english:stem=none").analyze("Running"), (Tokens{"running"}));
+  // One- and two-letter words are left alone (Snowball porter alone maps "s" to "").
+  EXPECT_EQ(porter.analyze("s us as ss"), (Tokens{"s", "us", "ss"}));
+  EXPECT_EQ(porter2.analyze("s us"), (Tokens{"s", "us"}));
 }
 
 TEST(Analyzer, MinLength) {
