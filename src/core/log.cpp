@@ -54,10 +54,10 @@ void Progress::add(uint64_t n) {
     }
   } else if (total_ > 0) {
     int decile = int(10 * done_ / total_);
-    if (decile > last_decile_ && decile < 10) {
-      last_decile_ = decile;
+    int last = last_decile_.load();
+    // Only the thread that advances the decile prints it.
+    if (decile > last && decile < 10 && last_decile_.compare_exchange_strong(last, decile))
       draw(false);
-    }
   }
 }
 

@@ -34,7 +34,7 @@ class Progress {
   uint64_t total_;
   std::atomic<uint64_t> done_{0};
   std::chrono::steady_clock::time_point start_, last_draw_;
-  int last_decile_ = -1;
+  std::atomic<int> last_decile_{-1};
   bool tty_ = false, finished_ = false;
 };
 

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "data/lines.hpp"
+#include "text/utf8.hpp"
 
 namespace verity::data {
 namespace {
@@ -17,7 +18,7 @@ using nlohmann::json;
 constexpr size_t kMaxUnknownExamples = 5;
 
 void check_utf8(std::string_view line, const std::string& path, size_t line_no) {
-  size_t bad = first_invalid_utf8(line);
+  size_t bad = text::first_invalid_utf8(line);
   VERITY_CHECK(bad == std::string_view::npos, FormatError, path, ":", line_no,
                ": invalid UTF-8 at byte ", bad + 1, " of the line");
 }
@@ -246,40 +247,6 @@ std::string LoadReport::summary() const {
     for (const auto& e : unknown_examples) s += cat(" [", e, "]");
   }
   return s;
-}
-
-size_t first_invalid_utf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    unsigned char c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;  // overlong
-      if (c == 0xED) hi = 0x9F;  // UTF-16 surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;  // overlong
-      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-    } else {
-      return i;  // stray continuation byte, overlong lead C0/C1, or F5..FF
-    }
-    if (i + len > n) return i;
-    if (p[i + 1] < lo || p[i + 1] > hi) return i;
-    for (size_t k = 2; k < len; ++k)
-      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return i;
-    i += len;
-  }
-  return std::string_view::npos;
 }
 
 }  // namespace verity::data

@@ -100,9 +100,6 @@ Qrels load_qrels(const std::string& path, size_t* rows = nullptr);
 BeirDataset load_beir(const std::string& dir, const std::string& split = "test",
                       const LoadOptions& options = {});
 
-// Byte offset of the first byte that is not part of well-formed UTF-8 (no overlongs,
-// no surrogates, nothing above U+10FFFF), or std::string_view::npos when all is valid.
-// Local until text::first_invalid_utf8 lands; then this forwards to it.
-size_t first_invalid_utf8(std::string_view s);
+
 
 }  // namespace verity::data

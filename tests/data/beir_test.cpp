@@ -1,4 +1,5 @@
 #include "data/beir.hpp"
+#include "text/utf8.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -188,14 +189,14 @@ TEST(Beir, InvalidUtf8) {
 
 TEST(Beir, Utf8Validator) {
   const auto npos = std::string_view::npos;
-  EXPECT_EQ(first_invalid_utf8("plain"), npos);
-  EXPECT_EQ(first_invalid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), npos);
-  EXPECT_EQ(first_invalid_utf8("ab\xC0\xAF"), 2u);          // overlong '/'
-  EXPECT_EQ(first_invalid_utf8("\xE0\x80\xAF"), 0u);        // overlong, 3 bytes
-  EXPECT_EQ(first_invalid_utf8("x\xED\xA0\x80"), 1u);       // U+D800
-  EXPECT_EQ(first_invalid_utf8("\xF4\x90\x80\x80"), 0u);    // above U+10FFFF
-  EXPECT_EQ(first_invalid_utf8("ok\xE2\x82"), 2u);          // truncated
-  EXPECT_EQ(first_invalid_utf8("\x80"), 0u);                // stray continuation
+  EXPECT_EQ(text::first_invalid_utf8("plain"), npos);
+  EXPECT_EQ(text::first_invalid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), npos);
+  EXPECT_EQ(text::first_invalid_utf8("ab\xC0\xAF"), 2u);          // overlong '/'
+  EXPECT_EQ(text::first_invalid_utf8("\xE0\x80\xAF"), 0u);        // overlong, 3 bytes
+  EXPECT_EQ(text::first_invalid_utf8("x\xED\xA0\x80"), 1u);       // U+D800
+  EXPECT_EQ(text::first_invalid_utf8("\xF4\x90\x80\x80"), 0u);    // above U+10FFFF
+  EXPECT_EQ(text::first_invalid_utf8("ok\xE2\x82"), 2u);          // truncated
+  EXPECT_EQ(text::first_invalid_utf8("\x80"), 0u);                // stray continuation
 }
 
 TEST(Beir, QrelsBadRows) {
