@@ -1,0 +1,93 @@
+#include "verify/verifier.hpp"
+
+#include <charconv>
+#include <unordered_set>
+
+#include "core/error.hpp"
+#include "verify/learned.hpp"
+#include "verify/simple_verifiers.hpp"
+
+namespace verity::verify {
+
+std::vector<float> Verifier::score_batch(std::span<const SimilarityMap> maps) const {
+  std::vector<float> out;
+  out.reserve(maps.size());
+  for (const auto& m : maps) out.push_back(score(m));
+  return out;
+}
+
+void Verifier::save(const std::string& path) const {
+  throw Unsupported(cat("verifier ", spec(), " has no parameters to save (to ", path, ")"));
+}
+
+std::vector<VerifierKind> verifier_kinds() {
+  return {{"f0", "mean of the similarity map"},
+          {"f1", "MaxSim: mean over query tokens of the best candidate-token similarity"},
+          {"f2", "soft alignment with positional bias; keys lambda=0.1, tau=0.1"},
+          {"f3", "small CNN over the map (f3:PATH, trained weights file required)"},
+          {"f4", "small ViT over map patches (f4:PATH, trained weights file required)"}};
+}
+
+namespace {
+
+std::string valid_kinds() {
+  std::string out;
+  for (const auto& k : verifier_kinds()) out += (out.empty() ? "" : ", ") + k.name;
+  return out;
+}
+
+float parse_float(std::string_view spec, std::string_view key, std::string_view value) {
+  float v = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  VERITY_CHECK(ec == std::errc() && end == value.data() + value.size(), ConfigError,
+               "verifier spec '", spec, "': ", key, "='", value, "' is not a number");
+  return v;
+}
+
+std::unique_ptr<Verifier> make_soft_align(std::string_view spec, std::string_view args) {
+  float lambda = 0.1f, tau = 0.1f;
+  std::unordered_set<std::string> seen;
+  while (!args.empty()) {
+    auto comma = args.find(',');
+    auto item = args.substr(0, comma);
+    auto eq = item.find('=');
+    VERITY_CHECK(eq != std::string_view::npos, ConfigError, "verifier spec '", spec,
+                 "': expected key=value, got '", item, "'");
+    auto key = item.substr(0, eq), value = item.substr(eq + 1);
+    VERITY_CHECK(seen.insert(std::string(key)).second, ConfigError, "verifier spec '", spec,
+                 "': key '", key, "' given twice");
+    if (key == "lambda") lambda = parse_float(spec, key, value);
+    else if (key == "tau") tau = parse_float(spec, key, value);
+    else
+      throw ConfigError(cat("verifier spec '", spec, "': unknown key '", key,
+                            "' for f2 (valid: lambda, tau)"));
+    if (comma == std::string_view::npos) break;
+    args = args.substr(comma + 1);
+  }
+  return std::make_unique<SoftAlignVerifier>(lambda, tau);
+}
+
+}  // namespace
+
+std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
+  const auto colon = spec.find(':');
+  const std::string_view kind = spec.substr(0, colon);
+  const std::string_view args = colon == std::string_view::npos ? "" : spec.substr(colon + 1);
+  if (kind == "f0" || kind == "f1") {
+    VERITY_CHECK(colon == std::string_view::npos, ConfigError, "verifier spec '", spec, "': ",
+                 kind, " takes no arguments");
+    if (kind == "f0") return std::make_unique<MeanVerifier>();
+    return std::make_unique<MaxSimVerifier>();
+  }
+  if (kind == "f2") return make_soft_align(spec, args);
+  if (kind == "f3" || kind == "f4") {
+    VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec, "': ", kind,
+                 " needs a trained weights file (", kind,
+                 ":PATH); untrained learned verifiers are never a default");
+    return LearnedVerifier::load(std::string(args), kind);
+  }
+  throw ConfigError(cat("verifier spec '", spec, "': unknown kind '", kind, "' (valid: ",
+                        valid_kinds(), ")"));
+}
+
+}  // namespace verity::verify

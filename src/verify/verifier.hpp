@@ -1,0 +1,49 @@
+#pragma once
+// Stage-2 verifiers: each turns a query-candidate SimilarityMap into one
+// relevance score (higher = more relevant). Exact formulas: docs/VERIFIERS.md.
+//
+// Factory strings (make_verifier):
+//   "f0"                     mean of the map
+//   "f1"                     MaxSim (ColBERT late interaction)
+//   "f2[:lambda=0.1,tau=0.1]" soft alignment with a positional bias
+//   "f3:PATH"                small CNN, weights file required
+//   "f4:PATH"                small ViT, weights file required
+// An untrained F3/F4 is never built by the factory; see verify/learned.hpp.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "verify/similarity_map.hpp"
+
+namespace verity::verify {
+
+class Verifier {
+ public:
+  virtual ~Verifier() = default;
+  // Score of one map. An empty map (no query or no candidate tokens) scores 0
+  // for every verifier.
+  virtual float score(const SimilarityMap& map) const = 0;
+  // Scores of many maps, same order; learned verifiers batch them.
+  virtual std::vector<float> score_batch(std::span<const SimilarityMap> maps) const;
+  // Factory string recreating this verifier.
+  virtual std::string spec() const = 0;
+  // Writes learned weights atomically; parameter-free verifiers throw Unsupported.
+  virtual void save(const std::string& path) const;
+  // False only for learned verifiers whose weights were never trained; the
+  // parameter-free F0-F2 have nothing to train and report true.
+  virtual bool is_trained() const = 0;
+};
+
+// Builds a verifier from a factory string; unknown kinds/keys and bad values
+// throw ConfigError listing the valid ones, damaged weight files FormatError.
+std::unique_ptr<Verifier> make_verifier(std::string_view spec);
+
+struct VerifierKind {
+  std::string name, help;
+};
+// Registered kinds with one-line help (for --help / verity list).
+std::vector<VerifierKind> verifier_kinds();
+
+}  // namespace verity::verify
