@@ -8,6 +8,7 @@ PKGS=(
   libxapian-dev
   libtorch-dev python3-torch python3-numpy
   libhnswlib-dev libcpp-httplib-dev
+  libopenblas0-openmp  # optimized BLAS for libtorch (the default libblas.so.3 is the slow reference one)
 
 )
 missing=()
