@@ -26,8 +26,22 @@ bool require_models() {
   return v && std::string(v) == "1";
 }
 
+fs::path scratch_root() {
+  return fs::temp_directory_path() / ("use_lite_test_" + std::to_string(::getpid()));
+}
+
+// Removes the converted model and other scratch files after the last test.
+struct ScratchCleanup : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(scratch_root(), ec);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kScratchCleanup =
+    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
 std::string scratch_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("use_lite_test_" + std::to_string(::getpid())) / name;
+  auto dir = scratch_root() / name;
   fs::remove_all(dir);
   fs::create_directories(dir.parent_path());
   return dir.string();
