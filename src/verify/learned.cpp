@@ -161,6 +161,23 @@ void validate(const VitConfig& c) {
                c.mlp_dim, " out of range");
 }
 
+// Runs fn with torch's global CPU generator seeded, then restores the
+// generator, so building a verifier never perturbs a caller's random stream.
+// (The generator's mutex is not held: torch's initializers take it themselves.)
+template <typename Fn>
+void with_seed(uint64_t seed, Fn&& fn) {
+  auto generator = at::detail::getDefaultCPUGenerator();
+  const auto saved = generator.get_state();
+  generator.set_current_seed(seed);
+  try {
+    fn();
+  } catch (...) {
+    generator.set_state(saved);
+    throw;
+  }
+  generator.set_state(saved);
+}
+
 nlohmann::json config_json(const LearnedVerifier::Impl& impl) {
   if (impl.kind == "f3")
     return {{"map_size", impl.cnn_config.map_size}, {"channels", impl.cnn_config.channels}};
@@ -204,8 +221,7 @@ std::unique_ptr<LearnedVerifier> LearnedVerifier::untrained_cnn(const CnnConfig&
   auto impl = std::make_unique<Impl>();
   impl->kind = "f3";
   impl->cnn_config = config;
-  torch::manual_seed(seed);
-  impl->cnn = detail::CnnNet(config);
+  with_seed(seed, [&] { impl->cnn = detail::CnnNet(config); });
   impl->cnn->eval();
   impl->provenance = cat("untrained: random init, seed ", seed);
   return std::unique_ptr<LearnedVerifier>(new LearnedVerifier(std::move(impl)));
@@ -217,8 +233,7 @@ std::unique_ptr<LearnedVerifier> LearnedVerifier::untrained_vit(const VitConfig&
   auto impl = std::make_unique<Impl>();
   impl->kind = "f4";
   impl->vit_config = config;
-  torch::manual_seed(seed);
-  impl->vit = detail::VitNet(config);
+  with_seed(seed, [&] { impl->vit = detail::VitNet(config); });
   impl->vit->eval();
   impl->provenance = cat("untrained: random init, seed ", seed);
   return std::unique_ptr<LearnedVerifier>(new LearnedVerifier(std::move(impl)));

@@ -44,7 +44,8 @@ class LearnedVerifier final : public Verifier {
  public:
   struct Impl;  // defined in verify/detail/learned_modules.hpp
 
-  // Freshly initialized (seeded) weights: for training code and tests only.
+  // Freshly initialized weights, a function of (config, seed) only (torch's
+  // global generator is restored afterwards): for training code and tests.
   // is_trained() is false until mark_trained().
   static std::unique_ptr<LearnedVerifier> untrained_cnn(const CnnConfig& config, uint64_t seed);
   static std::unique_ptr<LearnedVerifier> untrained_vit(const VitConfig& config, uint64_t seed);

@@ -107,6 +107,12 @@ TEST(LearnedVerifiers, DeterministicAndCanvasIndependent) {
     EXPECT_EQ(alone, b[k]->score(small)) << "same seed, same weights";
     EXPECT_EQ(alone, a[k]->score(small)) << "repeatable";
     EXPECT_NE(alone, c[k]->score(small)) << "the seed matters";
+    // Building a verifier leaves torch's global random stream alone.
+    torch::manual_seed(99);
+    const float before = torch::rand({1}).item<float>();
+    torch::manual_seed(99);
+    both(5);
+    EXPECT_EQ(torch::rand({1}).item<float>(), before);
     // Padding to the 32×32 canvas of the bigger map changes nothing: masking works.
     EXPECT_NEAR(a[k]->score_batch(pair)[0], alone, 1e-5) << a[k]->kind();
     // The map content matters.
