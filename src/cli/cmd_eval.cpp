@@ -33,6 +33,8 @@ nlohmann::json result_json(const eval::RetrievalEvalResult& r, const eval::Retri
   j["qps"] = r.qps;
   j["threads"] = o.threads;
   j["index_seconds"] = r.index_seconds;
+  j["index_from_cache"] = r.index_from_cache;
+  j["retriever_spec"] = r.retriever_spec;
   j["search_seconds"] = r.search_seconds;
   if (o.threads == 1) {
     j["latency_ms_p50"] = r.latency.p50_ms;
@@ -119,8 +121,17 @@ void setup_eval(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--split", args->split, "qrels split to evaluate")->capture_default_str();
-  cmd->add_option("--retriever", args->options.retriever, "Stage-1 retriever: bm25")
+  cmd->add_option("--retriever", args->options.retriever, "Stage-1 retriever: bm25 | dense")
       ->capture_default_str();
+  cmd->add_option("--encoder", args->options.encoder,
+                  "Encoder for dense retrieval: use-lite | glove | kind:DIR | DIR")
+      ->capture_default_str();
+  cmd->add_option("--batch-size", args->options.batch_size, "Texts per forward pass when encoding")
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", args->options.cache_dir,
+                  "Embedding cache directory (default $VERITY_CACHE_DIR or ~/.cache/verity)");
+  cmd->add_flag("--no-cache", [args](int64_t) { args->options.use_cache = false; },
+                "Neither read nor write the embedding cache");
   cmd->add_option("--k", args->options.k, "Results retrieved per query")->capture_default_str();
   cmd->add_option("--threads", args->options.threads,
                   "Search threads; per-query latency is reported when 1")

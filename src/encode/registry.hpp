@@ -1,0 +1,30 @@
+#pragma once
+// Encoder factory. A spec is one of
+//   "use-lite" | "glove"        a named pretrained model under the model root
+//   "use-lite:DIR" | "glove:DIR" | "bert:DIR"   an explicit kind and directory
+//   "DIR"                       a directory; the kind is read from verity.json
+//                               (architecture) or, for Hugging Face BERT
+//                               checkpoints, from config.json.
+// The model root is $VERITY_MODEL_DIR, else the build's <source>/models, where
+// scripts/setup_models.sh converts the npm-installed weights.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "encode/encoder.hpp"
+
+namespace verity::encode {
+
+struct EncoderKind {
+  std::string name, help;
+};
+std::vector<EncoderKind> encoder_kinds();
+
+std::string model_root();
+std::unique_ptr<Encoder> make_encoder(const std::string& spec);
+
+// Converts npm-installed pretrained weights into a verity model directory.
+// kind: "use-lite" or "glove".
+void convert_pretrained(const std::string& kind, const std::string& from, const std::string& out);
+
+}  // namespace verity::encode
