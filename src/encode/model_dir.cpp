@@ -1,5 +1,7 @@
 #include "encode/model_dir.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -130,6 +132,40 @@ void write_model_config(const std::string& dir, const ModelConfig& config) {
   j["extra"] = extra;
   make_directories(dir);
   write_file_atomic(config_path(dir), j.dump(2) + "\n");
+}
+
+ModelDirWriter::ModelDirWriter(const std::string& dir) {
+  std::filesystem::path target = std::filesystem::path(dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  target_ = target.string();
+  VERITY_CHECK(!std::filesystem::exists(target) || is_model_dir(target_) ||
+                   (std::filesystem::is_directory(target) && std::filesystem::is_empty(target)),
+               ConfigError, target_, " exists and is not a verity model directory; not replacing it");
+  staging_ = target_ + ".tmp." + std::to_string(::getpid());
+  std::filesystem::remove_all(staging_);
+  std::filesystem::create_directories(staging_);
+}
+
+ModelDirWriter::~ModelDirWriter() {
+  if (!committed_) {
+    std::error_code ec;
+    std::filesystem::remove_all(staging_, ec);
+  }
+}
+
+std::string ModelDirWriter::file(std::string_view name) const {
+  return (std::filesystem::path(staging_) / name).string();
+}
+
+void ModelDirWriter::commit() {
+  VERITY_CHECK(file_exists(file(kModelConfigFile)), Error, staging_, ": no ", kModelConfigFile,
+               " written; refusing to commit an incomplete model directory");
+  const std::string old = target_ + ".old." + std::to_string(::getpid());
+  std::filesystem::remove_all(old);
+  if (std::filesystem::exists(target_)) std::filesystem::rename(target_, old);
+  std::filesystem::rename(staging_, target_);
+  committed_ = true;
+  std::filesystem::remove_all(old);
 }
 
 void check_tensor_shape(const SafetensorsFile& weights, std::string_view tensor,

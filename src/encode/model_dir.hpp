@@ -53,6 +53,26 @@ void write_model_config(const std::string& dir, const ModelConfig& config);
 // True when dir contains a verity.json.
 bool is_model_dir(const std::string& dir);
 
+// Writes a model directory atomically: files go into a temporary sibling
+// ("<dir>.tmp.<pid>"), and commit() renames it to dir, replacing an existing
+// verity model directory there (anything else at dir is an error, checked up
+// front). Destroying an uncommitted writer removes the temporary directory.
+class ModelDirWriter {
+ public:
+  explicit ModelDirWriter(const std::string& dir);
+  ~ModelDirWriter();
+  ModelDirWriter(const ModelDirWriter&) = delete;
+  ModelDirWriter& operator=(const ModelDirWriter&) = delete;
+  // Path of a file inside the staging directory.
+  std::string file(std::string_view name) const;
+  const std::string& staging_dir() const { return staging_; }
+  void commit();
+
+ private:
+  std::string target_, staging_;
+  bool committed_ = false;
+};
+
 // For model loaders: throws FormatError naming the weights file, the tensor
 // and what the config expects when the tensor is missing or its shape differs.
 void check_tensor_shape(const SafetensorsFile& weights, std::string_view tensor,

@@ -1,0 +1,100 @@
+#pragma once
+// Private: the libtorch BERT network. Modules are nested so that
+// named_parameters() yields Hugging Face BertModel names
+// ("embeddings.word_embeddings.weight", "encoder.layer.0.attention.self.query.weight", ...),
+// which is what load/save map to safetensors. Include only from .cpp files
+// (pulls in <torch/torch.h>); training code uses BertEncoder::Impl::model.
+#include <torch/torch.h>
+
+#include <string>
+
+#include "encode/bert.hpp"
+#include "text/wordpiece.hpp"
+
+namespace verity::encode::detail {
+
+struct BertConfig {
+  int64_t vocab_size = 0, hidden = 0, layers = 0, heads = 0, intermediate = 0;
+  int64_t max_position = 512, type_vocab_size = 2;
+  double layer_norm_eps = 1e-12;
+};
+
+struct BertEmbeddingsImpl : torch::nn::Module {
+  explicit BertEmbeddingsImpl(const BertConfig& c);
+  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& type_ids);
+  torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr},
+      token_type_embeddings{nullptr};
+  torch::nn::LayerNorm LayerNorm{nullptr};
+};
+TORCH_MODULE(BertEmbeddings);
+
+struct BertSelfAttentionImpl : torch::nn::Module {
+  explicit BertSelfAttentionImpl(const BertConfig& c);
+  // x [B,T,H], additive_mask [B,1,1,T] (0 keep, large negative drop) -> [B,T,H]
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& additive_mask);
+  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
+  int64_t heads = 0;
+};
+TORCH_MODULE(BertSelfAttention);
+
+// Dense + residual + LayerNorm, used after attention and after the FFN.
+struct BertResidualOutputImpl : torch::nn::Module {
+  BertResidualOutputImpl(int64_t in, const BertConfig& c);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& residual);
+  torch::nn::Linear dense{nullptr};
+  torch::nn::LayerNorm LayerNorm{nullptr};
+};
+TORCH_MODULE(BertResidualOutput);
+
+struct BertAttentionImpl : torch::nn::Module {
+  explicit BertAttentionImpl(const BertConfig& c);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& additive_mask);
+  BertSelfAttention self{nullptr};
+  BertResidualOutput output{nullptr};
+};
+TORCH_MODULE(BertAttention);
+
+struct BertIntermediateImpl : torch::nn::Module {
+  explicit BertIntermediateImpl(const BertConfig& c);
+  torch::Tensor forward(const torch::Tensor& x);  // GELU (erf form, as HF "gelu")
+  torch::nn::Linear dense{nullptr};
+};
+TORCH_MODULE(BertIntermediate);
+
+struct BertLayerImpl : torch::nn::Module {
+  explicit BertLayerImpl(const BertConfig& c);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& additive_mask);
+  BertAttention attention{nullptr};
+  BertIntermediate intermediate{nullptr};
+  BertResidualOutput output{nullptr};
+};
+TORCH_MODULE(BertLayer);
+
+struct BertStackImpl : torch::nn::Module {
+  explicit BertStackImpl(const BertConfig& c);
+  torch::nn::ModuleList layer{nullptr};
+};
+TORCH_MODULE(BertStack);
+
+struct BertModelImpl : torch::nn::Module {
+  explicit BertModelImpl(const BertConfig& c);
+  // ids, mask: [B,T] int64 (mask 1 = real token). Returns last hidden states [B,T,H].
+  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask);
+  BertConfig config;
+  BertEmbeddings embeddings{nullptr};
+  BertStack encoder{nullptr};
+};
+TORCH_MODULE(BertModel);
+
+}  // namespace verity::encode::detail
+
+namespace verity::encode {
+
+struct BertEncoder::Impl {
+  detail::BertModel model{nullptr};
+  text::WordPieceTokenizer tokenizer;
+  std::string name, pooling, source;
+  size_t max_length = 0;
+};
+
+}  // namespace verity::encode
