@@ -49,23 +49,23 @@ std::string SoftAlignVerifier::spec() const {
 float SoftAlignVerifier::score(const SimilarityMap& map) const {
   if (map.empty()) return 0.0f;
   const size_t rows = map.rows(), cols = map.cols();
-  const double ratio = double(rows) / double(cols);
-  std::vector<double> logits(cols);
+  const float ratio = float(rows) / float(cols), inv_tau = 1.0f / tau_;
+  std::vector<float> logits(cols);
   double total = 0;
   for (size_t i = 0; i < rows; ++i) {
     auto row = map.row(i);
-    double max_logit = -INFINITY;
+    float max_logit = -INFINITY;
     for (size_t j = 0; j < cols; ++j) {
-      logits[j] = (row[j] - lambda_ * std::fabs(double(i) - double(j) * ratio)) / tau_;
+      logits[j] = (row[j] - lambda_ * std::fabs(float(i) - float(j) * ratio)) * inv_tau;
       max_logit = std::max(max_logit, logits[j]);
     }
-    double z = 0, weighted = 0;
+    float z = 0, weighted = 0;
     for (size_t j = 0; j < cols; ++j) {
-      const double e = std::exp(logits[j] - max_logit);  // shifted for stability
+      const float e = std::exp(logits[j] - max_logit);  // shifted: e <= 1, no overflow
       z += e;
       weighted += e * row[j];
     }
-    total += weighted / z;
+    total += weighted / z;  // z >= 1: the maximum contributes exp(0)
   }
   return float(total / double(rows));
 }
