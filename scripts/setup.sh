@@ -9,6 +9,8 @@ PKGS=(
   libtorch-dev python3-torch python3-numpy
   libhnswlib-dev libcpp-httplib-dev
   libopenblas0-openmp  # optimized BLAS for libtorch (the default libblas.so.3 is the slow reference one)
+  zlib1g-dev  # PNG output of verity explain
+  librsvg2-bin  # rsvg-convert, to look at verity explain's SVGs
 
 )
 missing=()

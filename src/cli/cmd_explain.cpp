@@ -1,0 +1,166 @@
+// verity explain: draws one query-document similarity map as a heatmap (SVG or
+// PNG) with the verifier scores beside it. Picture and JSON: docs/EXPLAIN.md.
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/command.hpp"
+#include "core/io.hpp"
+#include "core/log.hpp"
+#include "encode/registry.hpp"
+#include "verify/heatmap.hpp"
+#include "verify/verifier.hpp"
+
+namespace verity::cli {
+namespace {
+
+struct ExplainArgs {
+  CommonFlags common;
+  std::string query, doc, out, encoder = "use-lite";
+  std::string verifiers = "f0,f1,f2";
+};
+
+// Splits "f1,f2:lambda=0,tau=0.05" into {"f1", "f2:lambda=0,tau=0.05"}: a
+// piece with '=' before any ':' continues the previous spec's key=value list.
+std::vector<std::string> split_verifier_list(const std::string& list) {
+  std::vector<std::string> specs;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const auto comma = std::min(list.find(',', start), list.size());
+    const std::string piece = list.substr(start, comma - start);
+    const auto eq = piece.find('='), colon = piece.find(':');
+    if (!specs.empty() && eq != std::string::npos && (colon == std::string::npos || eq < colon))
+      specs.back() += "," + piece;
+    else
+      specs.push_back(piece);
+    start = comma + 1;
+  }
+  return specs;
+}
+
+enum class ImageFormat { kSvg, kPng };
+
+ImageFormat format_of(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  const auto slash = path.find_last_of('/');
+  std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash)
+                        ? ""
+                        : path.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ext == "svg") return ImageFormat::kSvg;
+  if (ext == "png") return ImageFormat::kPng;
+  throw ConfigError(cat("--out ", path, ": unknown picture format '", ext,
+                        "' (the extension must be .svg or .png)"));
+}
+
+struct TokenVectors {
+  std::vector<std::string> tokens;
+  std::vector<float> vectors;  // [tokens × dim]
+};
+
+// The real (masked-in) positions of text b, in order.
+TokenVectors real_tokens(const encode::Encoded& enc, size_t b, const char* which) {
+  TokenVectors out;
+  out.tokens = enc.token_strings.at(b);
+  for (size_t t = 0; t < enc.max_tokens; ++t) {
+    if (!enc.mask[b * enc.max_tokens + t]) continue;
+    const auto v = enc.token_row(b, t);
+    out.vectors.insert(out.vectors.end(), v.begin(), v.end());
+  }
+  VERITY_CHECK(out.vectors.size() == out.tokens.size() * enc.dim, Error, "explain: the encoder gave ",
+               out.tokens.size(), " token strings but ", out.vectors.size() / std::max<size_t>(enc.dim, 1),
+               " token vectors for the ", which);
+  return out;
+}
+
+void run_explain(ExplainArgs& a) {
+  apply_common_flags(a.common);
+  const ImageFormat format = format_of(a.out);
+  auto blank = [](const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; };
+  VERITY_CHECK(!blank(a.query), ConfigError, "--query is empty");
+  VERITY_CHECK(!blank(a.doc), ConfigError, "--doc is empty");
+  const auto specs = split_verifier_list(a.verifiers);
+  std::set<std::string> seen;
+  std::vector<std::unique_ptr<verify::Verifier>> verifiers;
+  for (const auto& spec : specs) {
+    VERITY_CHECK(!spec.empty(), ConfigError, "--verifier '", a.verifiers, "': empty entry");
+    VERITY_CHECK(seen.insert(spec).second, ConfigError, "--verifier: '", spec, "' given twice");
+    verifiers.push_back(verify::make_verifier(spec));
+  }
+
+  auto encoder = encode::make_encoder(a.encoder);
+  log("explain: encoding query and document with ", encoder->spec());
+  const std::vector<std::string> texts{a.query, a.doc};
+  encode::EncodeOptions options;
+  options.with_tokens = true;
+  const auto enc = encoder->encode(texts, options);
+  const auto query = real_tokens(enc, 0, "query");
+  const auto doc = real_tokens(enc, 1, "document");
+
+  verify::HeatmapPlot plot;
+  plot.map = verify::SimilarityMap::compute(query.vectors, doc.vectors, enc.dim);
+  plot.row_labels = query.tokens;
+  plot.col_labels = doc.tokens;
+  plot.title = cat("query: \"", a.query, "\" · document: \"", a.doc, "\" · ", encoder->spec());
+  nlohmann::json scores = nlohmann::json::object();
+  for (size_t k = 0; k < verifiers.size(); ++k) {
+    const float s = verifiers[k]->score(plot.map);
+    plot.scores.push_back({specs[k], s});
+    scores[specs[k]] = s;
+  }
+
+  write_file_atomic(a.out, format == ImageFormat::kSvg ? verify::render_heatmap_svg(plot)
+                                                        : verify::render_heatmap_png(plot));
+  const bool cropped = verify::heatmap_cropped(plot);
+  log("explain: wrote ", a.out, " (", plot.map.rows(), "×", plot.map.cols(), " map",
+      cropped ? cat(", drawn cropped to the first ", plot.max_tokens, " tokens") : std::string(), ")");
+
+  if (a.common.json) {
+    const auto shown = verify::heatmap_shown_map(plot);
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t i = 0; i < shown.rows(); ++i) {
+      const auto r = shown.row(i);
+      rows.push_back(std::vector<float>(r.begin(), r.end()));
+    }
+    print_json({{"query", a.query},
+                {"doc", a.doc},
+                {"encoder", encoder->spec()},
+                {"query_tokens", std::vector<std::string>(query.tokens.begin(),
+                                                          query.tokens.begin() + shown.rows())},
+                {"doc_tokens", std::vector<std::string>(doc.tokens.begin(), doc.tokens.begin() + shown.cols())},
+                {"query_token_count", plot.map.rows()},
+                {"doc_token_count", plot.map.cols()},
+                {"map", std::move(rows)},
+                {"scores", scores},
+                {"out", a.out},
+                {"format", format == ImageFormat::kSvg ? "svg" : "png"},
+                {"cropped", cropped},
+                {"max_tokens", plot.max_tokens}});
+  } else {
+    for (const auto& s : plot.scores) std::printf("%-12s %.4f\n", s.name.c_str(), double(s.score));
+  }
+}
+
+void setup_explain(CLI::App& app) {
+  auto args = std::make_shared<ExplainArgs>();
+  auto* cmd = app.add_subcommand(
+      "explain", "Draw a query-document similarity map as a heatmap with the verifier scores");
+  cmd->add_option("--query", args->query, "Query text (rows of the map)")->required();
+  cmd->add_option("--doc", args->doc, "Document text (columns of the map)")->required();
+  cmd->add_option("--out", args->out, "Picture to write: FILE.svg or FILE.png (written atomically)")
+      ->required();
+  cmd->add_option("--encoder", args->encoder, "Token encoder: use-lite | glove | kind:DIR | DIR")
+      ->capture_default_str();
+  std::string kinds;
+  for (const auto& k : verify::verifier_kinds()) kinds += (kinds.empty() ? "" : ", ") + k.name;
+  cmd->add_option("--verifier", args->verifiers,
+                  "Comma-separated verifiers to score with (" + kinds + "; f3/f4 need :PATH)")
+      ->capture_default_str();
+  add_common_flags(cmd, args->common);
+  cmd->callback([args] { run_explain(*args); });
+}
+
+VERITY_REGISTER_COMMAND("explain", setup_explain);
+}  // namespace
+}  // namespace verity::cli
