@@ -11,6 +11,7 @@ PKGS=(
   libopenblas0-openmp  # optimized BLAS for libtorch (the default libblas.so.3 is the slow reference one)
   zlib1g-dev  # PNG output of verity explain
   librsvg2-bin  # rsvg-convert, to look at verity explain's SVGs
+  liblink-grammar-dev link-grammar-dictionaries-en wordnet-dev wordnet-base  # verity perturb
 
 )
 missing=()
