@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "cli/command.hpp"
+#include "cli/pipeline_flags.hpp"
 #include "core/log.hpp"
 #include "eval/retrieval_eval.hpp"
 #include "eval/trec_run.hpp"
@@ -18,6 +19,7 @@ struct EvalArgs {
   std::string run_path;
   std::string metrics = "ndcg@10,acc@1,recall@100,mrr@10,map@100";
   bool ignore_identical_ids = false;
+  PipelineFlags pipeline;
   eval::RetrievalEvalOptions options;
 };
 
@@ -34,12 +36,16 @@ nlohmann::json result_json(const eval::RetrievalEvalResult& r, const eval::Retri
   j["threads"] = o.threads;
   j["index_seconds"] = r.index_seconds;
   j["index_from_cache"] = r.index_from_cache;
-  j["retriever_spec"] = r.retriever_spec;
   j["search_seconds"] = r.search_seconds;
   if (o.threads == 1) {
-    j["latency_ms_p50"] = r.latency.p50_ms;
-    j["latency_ms_p95"] = r.latency.p95_ms;
+    for (auto [prefix, l] : {std::pair{"", &r.latency}, {"encode_", &r.encode_latency},
+                             {"stage1_", &r.stage1_latency}, {"stage2_", &r.stage2_latency}}) {
+      j[std::string(prefix) + "latency_ms_p50"] = l->p50_ms;
+      j[std::string(prefix) + "latency_ms_p95"] = l->p95_ms;
+    }
   }
+  j["pipeline"] = r.pipeline;
+  j["index_dir"] = r.index_dir;
   return j;
 }
 
@@ -66,6 +72,7 @@ void print_table(const std::vector<std::string>& metric_names,
 void run_eval(EvalArgs& a) {
   apply_common_flags(a.common);
   install_interrupt_handler();
+  a.options.pipeline = a.pipeline.resolved();
   a.options.metrics.metrics = eval::parse_metrics(a.metrics);
   a.options.metrics.ignore_identical_ids = a.ignore_identical_ids;
   data::LoadOptions load;
@@ -85,7 +92,7 @@ void run_eval(EvalArgs& a) {
     auto r = eval::evaluate_retrieval(ds, a.options);
     if (!a.run_path.empty()) {
       auto path = run_file_for(a.run_path, ds.name, many);
-      eval::write_trec_run(path, r.run, "verity-" + a.options.retriever);
+      eval::write_trec_run(path, r.run, "verity-" + a.options.pipeline.stage1);
       log("wrote run file ", path);
     }
     auto j = result_json(r, a.options);
@@ -104,7 +111,8 @@ void run_eval(EvalArgs& a) {
     out = per_dataset.begin().value();
     out["dataset"] = rows.front().first;
   }
-  out["retriever"] = a.options.retriever;
+  out["retriever"] = a.options.pipeline.stage1;
+  out["verifier"] = a.options.pipeline.verifier;
   out["split"] = a.split;
   out["k"] = a.options.k;
   if (a.common.json)
@@ -121,20 +129,23 @@ void setup_eval(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--split", args->split, "qrels split to evaluate")->capture_default_str();
-  cmd->add_option("--retriever", args->options.retriever, "Stage-1 retriever: bm25 | dense")
-      ->capture_default_str();
+  add_pipeline_flags(cmd, args->pipeline, "--retriever");
   cmd->add_option("--encoder", args->options.encoder,
-                  "Encoder for dense retrieval: use-lite | glove | kind:DIR | DIR")
+                  "Encoder for dense retrieval and token vectors: use-lite | glove | kind:DIR | DIR")
+      ->capture_default_str();
+  cmd->add_option("--dense-index", args->options.dense_index, "flat | hnsw:M=32,efc=200,ef=100")
+      ->capture_default_str();
+  cmd->add_option("--token-precision", args->options.token_precision, "fp32 | fp16 | int8")
       ->capture_default_str();
   cmd->add_option("--batch-size", args->options.batch_size, "Texts per forward pass when encoding")
       ->capture_default_str();
   cmd->add_option("--cache-dir", args->options.cache_dir,
-                  "Embedding cache directory (default $VERITY_CACHE_DIR or ~/.cache/verity)");
+                  "Index cache directory (default $VERITY_CACHE_DIR or ~/.cache/verity)");
   cmd->add_flag("--no-cache", [args](int64_t) { args->options.use_cache = false; },
-                "Neither read nor write the embedding cache");
+                "Build indexes in a temporary directory; neither read nor write the cache");
   cmd->add_option("--k", args->options.k, "Results retrieved per query")->capture_default_str();
   cmd->add_option("--threads", args->options.threads,
-                  "Search threads; per-query latency is reported when 1")
+                  "Queries searched in parallel; per-query latency is reported when 1")
       ->capture_default_str();
   cmd->add_option("--k1", args->options.k1, "BM25 k1")->capture_default_str();
   cmd->add_option("--b", args->options.b, "BM25 b")->capture_default_str();

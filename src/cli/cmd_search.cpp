@@ -1,17 +1,15 @@
-// verity search: query an index directory.
-#include <chrono>
-
+// verity search: query an index directory through the two-stage pipeline.
 #include "cli/command.hpp"
+#include "cli/pipeline_flags.hpp"
 #include "core/log.hpp"
-#include "index/bm25.hpp"
 #include "index/doc_store.hpp"
-#include "index/index_dir.hpp"
 
 namespace verity::cli {
 namespace {
 
 struct SearchArgs {
   CommonFlags common;
+  PipelineFlags pipeline;
   std::string index, query;
   size_t k = 10;
 };
@@ -19,43 +17,55 @@ struct SearchArgs {
 void run_search(SearchArgs& a) {
   apply_common_flags(a.common);
   VERITY_CHECK(a.k > 0, ConfigError, "--k must be positive");
-  auto manifest = index::read_index_manifest(a.index);
-  index::DocStore docs(index::index_part_path(a.index, manifest, "docs"));
-  auto bm25 = index::Bm25Index::load(index::index_part_path(a.index, manifest, "bm25"));
-  VERITY_CHECK(bm25.num_docs() == docs.size(), FormatError, a.index, ": bm25 part has ",
-               bm25.num_docs(), " documents but the document store has ", docs.size());
-  auto t0 = std::chrono::steady_clock::now();
-  auto hits = bm25.search(a.query, a.k);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-
+  search::Pipeline pipeline(a.index, a.pipeline.resolved());
+  search::StageTimings t;
+  auto hits = pipeline.search(a.query, a.k, &t);
+  const auto& docs = pipeline.docs();
   if (a.common.json) {
     nlohmann::json results = nlohmann::json::array();
     for (size_t r = 0; r < hits.size(); ++r) {
-      results.push_back({{"rank", r + 1},
-                         {"id", std::string(docs.id(hits[r].doc))},
-                         {"score", hits[r].score},
-                         {"title", std::string(docs.title(hits[r].doc))},
-                         {"text", std::string(docs.text(hits[r].doc))}});
+      const auto& h = hits[r];
+      nlohmann::json j = {{"rank", r + 1},
+                          {"id", h.id},
+                          {"score", h.score},
+                          {"stage1_score", h.stage1_score},
+                          {"title", std::string(docs.title(h.doc))},
+                          {"text", std::string(docs.text(h.doc))}};
+      if (h.verifier_score) j["verifier_score"] = *h.verifier_score;
+      if (!h.verdict.empty()) j["verdict"] = h.verdict;
+      results.push_back(std::move(j));
     }
-    print_json({{"query", a.query}, {"stage1", "bm25"}, {"results", results}, {"latency_ms", ms}});
+    print_json({{"query", a.query},
+                {"pipeline", pipeline.describe()},
+                {"results", results},
+                {"latency_ms", t.total_ms},
+                {"encode_ms", t.encode_ms},
+                {"stage1_ms", t.stage1_ms},
+                {"stage2_ms", t.stage2_ms}});
     return;
   }
   for (size_t r = 0; r < hits.size(); ++r) {
-    std::string title(docs.title(hits[r].doc));
-    if (title.empty()) title = std::string(docs.text(hits[r].doc).substr(0, 80));
-    std::printf("%3zu  %-12s %8.4f  %s\n", r + 1, std::string(docs.id(hits[r].doc)).c_str(),
-                hits[r].score, title.c_str());
+    const auto& h = hits[r];
+    std::string title(docs.title(h.doc));
+    if (title.empty()) title = std::string(docs.text(h.doc).substr(0, 80));
+    std::printf("%3zu  %-12s %9.4f", r + 1, h.id.c_str(), h.score);
+    if (h.verifier_score) std::printf("  stage1 %9.4f", h.stage1_score);
+    if (!h.verdict.empty()) std::printf("  %-9s", h.verdict.c_str());
+    std::printf("  %s\n", title.c_str());
   }
   if (hits.empty()) std::printf("no results\n");
-  log(hits.size(), " results in ", ms, " ms");
+  log(hits.size(), " results in ", t.total_ms, " ms (", pipeline.describe(), ")");
 }
 
 void setup_search(CLI::App& app) {
   auto args = std::make_shared<SearchArgs>();
-  auto* cmd = app.add_subcommand("search", "Search an index directory");
+  auto* cmd = app.add_subcommand("search", "Search an index directory (stage 1, then optional verification)");
   cmd->add_option("--index", args->index, "Index directory built by 'verity index'")->required();
   cmd->add_option("--query", args->query, "Query text")->required();
   cmd->add_option("--k", args->k, "Number of results")->capture_default_str();
+  add_pipeline_flags(cmd, args->pipeline, "--stage1");
+  cmd->add_option("--encoder", args->pipeline.options.encoder,
+                  "Override the encoder recorded in the index");
   add_common_flags(cmd, args->common);
   cmd->callback([args] { run_search(*args); });
 }

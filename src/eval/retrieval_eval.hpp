@@ -1,24 +1,29 @@
 #pragma once
-// Runs a retriever over a BEIR dataset and scores the run (the engine behind
-// `verity eval`). The CLI stays thin; everything measurable happens here.
+// Runs the two-stage pipeline over a BEIR dataset and scores the run (the
+// engine behind `verity eval`). The index directory it needs is built on
+// first use and cached, keyed by the corpus content hash, the encoder (and its
+// weights) and the index settings; a stale or corrupt cache entry is rebuilt.
 #include <string>
 #include <vector>
 
 #include "data/beir.hpp"
 #include "eval/metrics.hpp"
+#include "search/pipeline.hpp"
 
 namespace verity::eval {
 
 struct RetrievalEvalOptions {
-  std::string retriever = "bm25";  // "bm25" | "dense"
-  size_t k = 100;                  // results retrieved per query
-  int threads = 1;                 // search threads (qps is measured at this count)
-  float k1 = 0.9f, b = 0.4f;       // BM25
+  search::PipelineOptions pipeline;  // stage1 = the --retriever
+  size_t k = 100;                    // results per query
+  int threads = 1;                   // queries in parallel; per-query latency when 1
+  double k1 = 0.9, b = 0.4;          // BM25
   std::string analyzer = "english";
-  std::string encoder = "use-lite";  // dense: encoder spec (see encode/registry.hpp)
-  size_t batch_size = 32;            // dense: texts per forward pass when encoding the corpus
-  std::string cache_dir;             // dense: embedding cache; "" = default_cache_dir()
-  bool use_cache = true;
+  std::string encoder = "use-lite";  // dense and token vectors
+  std::string dense_index = "flat";
+  std::string token_precision = "fp16";
+  size_t batch_size = 32;
+  std::string cache_dir;             // "" = default_cache_dir()
+  bool use_cache = true;             // false: build into a temporary directory
   EvalOptions metrics;
 };
 
@@ -28,15 +33,17 @@ struct LatencyStats {
 
 struct RetrievalEvalResult {
   std::string dataset;
-  std::string retriever_spec;  // e.g. "bm25:k1=0.9,b=0.4" or "dense:use-lite:/path"
+  std::string pipeline;  // Pipeline::describe()
+  std::string index_dir;
   Evaluation evaluation;
   Run run;
   size_t docs = 0;
-  double index_seconds = 0;   // building (or loading from cache) the stage-1 index
+  double index_seconds = 0;   // building the index (0 when it came from the cache)
   bool index_from_cache = false;
   double search_seconds = 0;  // wall time of all queries (query encoding included)
   double qps = 0;
-  LatencyStats latency;       // per query, measured when threads == 1
+  // Per query, measured when threads == 1: whole query, and each stage.
+  LatencyStats latency, encode_latency, stage1_latency, stage2_latency;
 };
 
 RetrievalEvalResult evaluate_retrieval(const data::BeirDataset& dataset,
@@ -47,5 +54,6 @@ std::string default_cache_dir();
 
 // Percentiles by linear interpolation between closest ranks (numpy's default).
 double percentile(std::vector<double> values, double p);
+LatencyStats latency_stats(const std::vector<double>& ms);
 
 }  // namespace verity::eval

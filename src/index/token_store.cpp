@@ -1,5 +1,7 @@
 #include "index/token_store.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -46,6 +48,24 @@ float half_to_float(uint16_t h) {
   if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
   return std::bit_cast<float>(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
 }
+
+namespace {
+// Stage 2 decodes ~100 documents per query: use the F16C conversion
+// instruction when the CPU has it (checked once), else the portable routine.
+__attribute__((target("f16c,avx"))) void decode_halves_f16c(const uint16_t* in, float* out,
+                                                           size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+
+void decode_halves(const uint16_t* in, float* out, size_t n) {
+  static const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  if (has_f16c) return decode_halves_f16c(in, out, n);
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+}  // namespace
 
 std::string_view to_string(TokenPrecision p) {
   switch (p) {
@@ -200,11 +220,7 @@ void TokenStore::decode(uint64_t doc, std::span<float> out) const {
       std::memcpy(out.data(), in, out.size_bytes());
       break;
     case TokenPrecision::fp16:
-      for (size_t i = 0; i < out.size(); ++i) {
-        uint16_t h;
-        std::memcpy(&h, in + 2 * i, 2);
-        out[i] = half_to_float(h);
-      }
+      decode_halves(reinterpret_cast<const uint16_t*>(in), out.data(), out.size());
       break;
     case TokenPrecision::int8:
       for (size_t t = 0; t < n; ++t) {

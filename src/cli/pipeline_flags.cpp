@@ -1,0 +1,30 @@
+#include "cli/pipeline_flags.hpp"
+
+namespace verity::cli {
+
+void add_pipeline_flags(CLI::App* cmd, PipelineFlags& f, const std::string& stage1_flag) {
+  auto& o = f.options;
+  cmd->add_option(stage1_flag, o.stage1, "Stage 1: bm25 | dense | hybrid")->capture_default_str();
+  cmd->add_option("--fusion", o.fusion,
+                  "Hybrid fusion: rrf (1/(rrf_k+rank) summed) | weighted (min-max normalized scores)")
+      ->capture_default_str();
+  cmd->add_option("--rrf-k", o.rrf_k, "RRF constant")->capture_default_str();
+  cmd->add_option("--dense-weight", o.dense_weight, "Weighted fusion: weight of the dense list")
+      ->capture_default_str();
+  cmd->add_option("--candidates", o.candidates, "K: stage-1 results verified in stage 2")
+      ->capture_default_str();
+  cmd->add_option("--verifier", o.verifier, "Stage 2: none | f0 | f1 | f2 | f3:PATH | f4:PATH")
+      ->capture_default_str();
+  cmd->add_option("--combine", o.combine,
+                  "Final ranking: rerank (by verifier) | weighted | penalty (conditional penalty)")
+      ->capture_default_str();
+  cmd->add_option("--verifier-weight", o.verifier_weight, "Weighted combine: weight of the verifier")
+      ->capture_default_str();
+  cmd->add_option("--penalty-beta", o.penalty_beta, "Penalty combine: beta")->capture_default_str();
+  cmd->add_option("--penalty-tau", o.penalty_tau, "Penalty combine: tau")->capture_default_str();
+  cmd->add_option("--reject-below", f.reject_below,
+                  "Verdict threshold: verifier score below it -> near-miss")
+      ->each([&f](const std::string&) { f.has_reject_below = true; });
+}
+
+}  // namespace verity::cli

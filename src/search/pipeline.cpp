@@ -1,0 +1,306 @@
+#include "search/pipeline.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "encode/registry.hpp"
+#include "index/bm25.hpp"
+#include "index/dense_index.hpp"
+#include "index/doc_store.hpp"
+#include "index/index_dir.hpp"
+#include "index/token_store.hpp"
+#include "verify/similarity_map.hpp"
+#include "verify/verifier.hpp"
+
+namespace verity::search {
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+struct Candidate {
+  uint32_t doc;
+  double score;
+};
+
+// Min-max normalization over one result list; a constant list maps to 1.
+std::unordered_map<uint32_t, double> minmax(const std::vector<Candidate>& list) {
+  std::unordered_map<uint32_t, double> out;
+  if (list.empty()) return out;
+  double lo = list.front().score, hi = lo;
+  for (const auto& c : list) lo = std::min(lo, c.score), hi = std::max(hi, c.score);
+  for (const auto& c : list) out[c.doc] = hi > lo ? (c.score - lo) / (hi - lo) : 1.0;
+  return out;
+}
+
+// Sorts by score descending; ties go to the lower document index.
+void sort_candidates(std::vector<Candidate>& c) {
+  std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
+    return a.score != b.score ? a.score > b.score : a.doc < b.doc;
+  });
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// Query token rows (mask == 1) of text 0 of an encoding, as one n×d block.
+std::vector<float> token_block(const encode::Encoded& enc, size_t b) {
+  std::vector<float> out;
+  for (size_t t = 0; t < enc.max_tokens; ++t) {
+    if (!enc.mask[b * enc.max_tokens + t]) continue;
+    auto row = enc.token_row(b, t);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
+}
+}  // namespace
+
+void validate(const PipelineOptions& o) {
+  VERITY_CHECK(o.stage1 == "bm25" || o.stage1 == "dense" || o.stage1 == "hybrid", ConfigError,
+               "unknown stage1 '", o.stage1, "' (valid: bm25, dense, hybrid)");
+  VERITY_CHECK(o.fusion == "rrf" || o.fusion == "weighted", ConfigError, "unknown fusion '",
+               o.fusion, "' (valid: rrf, weighted)");
+  VERITY_CHECK(o.combine == "rerank" || o.combine == "weighted" || o.combine == "penalty",
+               ConfigError, "unknown combine '", o.combine, "' (valid: rerank, weighted, penalty)");
+  VERITY_CHECK(o.candidates > 0, ConfigError, "candidates (K) must be positive");
+  VERITY_CHECK(o.rrf_k > 0, ConfigError, "rrf_k must be positive");
+  VERITY_CHECK(o.dense_weight >= 0 && o.dense_weight <= 1, ConfigError,
+               "dense_weight must be in [0, 1], got ", o.dense_weight);
+  VERITY_CHECK(o.verifier_weight >= 0 && o.verifier_weight <= 1, ConfigError,
+               "verifier_weight must be in [0, 1], got ", o.verifier_weight);
+  VERITY_CHECK(!o.reject_below || o.verifier != "none", ConfigError,
+               "--reject-below needs a verifier (stage 2)");
+}
+
+struct Pipeline::Impl {
+  PipelineOptions opt;
+  std::string dir;
+  index::IndexManifest manifest;
+  std::unique_ptr<index::DocStore> docs;
+  std::optional<index::Bm25Index> bm25;
+  std::unique_ptr<index::DenseIndex> dense;
+  std::unique_ptr<index::TokenStore> tokens;
+  std::unique_ptr<encode::Encoder> encoder;
+  std::unique_ptr<verify::Verifier> verifier;
+
+  bool needs_bm25() const { return opt.stage1 != "dense"; }
+  bool needs_dense() const { return opt.stage1 != "bm25"; }
+  bool needs_stage2() const { return opt.verifier != "none"; }
+
+  encode::EncodeOptions encode_options(bool with_tokens) const {
+    encode::EncodeOptions eo;
+    eo.with_tokens = with_tokens;
+    eo.threads = opt.threads;
+    return eo;
+  }
+
+  std::vector<Candidate> stage1(const std::string& query, const encode::Encoded* q) const {
+    size_t K = opt.candidates;
+    std::vector<Candidate> lexical, semantic;
+    if (needs_bm25())
+      for (const auto& h : bm25->search(query, K)) lexical.push_back({h.doc, h.score});
+    if (needs_dense()) {
+      auto res = dense->search(q->pooled, K);
+      auto ids = res.ids_of(0);
+      auto scores = res.scores_of(0);
+      for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] >= 0) semantic.push_back({uint32_t(ids[i]), scores[i]});
+    }
+    if (opt.stage1 == "bm25") return lexical;
+    if (opt.stage1 == "dense") return semantic;
+    std::unordered_map<uint32_t, double> fused;
+    if (opt.fusion == "rrf") {
+      for (const auto* list : {&lexical, &semantic})
+        for (size_t r = 0; r < list->size(); ++r)
+          fused[(*list)[r].doc] += 1.0 / (opt.rrf_k + double(r + 1));
+    } else {
+      auto nl = minmax(lexical), ns = minmax(semantic);
+      for (const auto& [doc, s] : nl) fused[doc] += (1.0 - opt.dense_weight) * s;
+      for (const auto& [doc, s] : ns) fused[doc] += opt.dense_weight * s;
+    }
+    std::vector<Candidate> out;
+    out.reserve(fused.size());
+    for (const auto& [doc, s] : fused) out.push_back({doc, s});
+    sort_candidates(out);
+    if (out.size() > K) out.resize(K);
+    return out;
+  }
+
+  std::vector<double> verify_docs(const std::vector<float>& query_tokens,
+                                  const std::vector<Candidate>& cands) const {
+    size_t dim = tokens->dim();
+    std::vector<size_t> counts;
+    size_t total = 0;
+    for (const auto& c : cands) total += counts.emplace_back(tokens->num_tokens(c.doc));
+    std::vector<float> block(total * dim);
+    size_t offset = 0;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      tokens->decode(cands[i].doc, std::span(block).subspan(offset * dim, counts[i] * dim));
+      offset += counts[i];
+    }
+    return score_maps(verify::SimilarityMap::compute_many(query_tokens, block, counts, dim));
+  }
+
+  std::vector<double> score_maps(const std::vector<verify::SimilarityMap>& maps) const {
+    std::vector<double> out(maps.size(), 0.0);
+    std::vector<verify::SimilarityMap> scorable;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < maps.size(); ++i) {
+      if (maps[i].empty()) continue;  // no tokens on one side: nothing to verify, score 0
+      scorable.push_back(maps[i]);
+      where.push_back(i);
+    }
+    auto s = verifier->score_batch(scorable);
+    for (size_t i = 0; i < where.size(); ++i) out[where[i]] = s[i];
+    return out;
+  }
+
+  std::string verdict(double score) const {
+    if (!opt.reject_below) return "";
+    return score >= *opt.reject_below ? "match" : "near-miss";
+  }
+};
+
+Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  validate(options);
+  auto& m = *impl_;
+  m.opt = std::move(options);
+  m.dir = index_dir;
+  m.manifest = index::read_index_manifest(index_dir);
+  m.docs = std::make_unique<index::DocStore>(index::index_part_path(index_dir, m.manifest, "docs"));
+  VERITY_CHECK(m.docs->size() == m.manifest.docs, FormatError, index_dir, ": manifest says ",
+               m.manifest.docs, " documents, docs part has ", m.docs->size());
+  auto check_count = [&](size_t n, const char* part) {
+    VERITY_CHECK(n == m.docs->size(), FormatError, index_dir, ": ", part, " part has ", n,
+                 " documents, the document store ", m.docs->size());
+  };
+  if (m.needs_bm25()) {
+    m.bm25.emplace(index::Bm25Index::load(index::index_part_path(index_dir, m.manifest, "bm25")));
+    check_count(m.bm25->num_docs(), "bm25");
+  }
+  bool need_encoder = m.needs_dense() || m.needs_stage2();
+  if (need_encoder) {
+    std::string spec = m.opt.encoder;
+    if (spec.empty()) {
+      auto it = m.manifest.specs.find("encoder");
+      VERITY_CHECK(it != m.manifest.specs.end(), ConfigError, index_dir,
+                   ": the index records no encoder; rebuild with --dense/--tokens or pass --encoder");
+      spec = it->second;
+    }
+    m.encoder = encode::make_encoder(spec);
+  }
+  if (m.needs_dense()) {
+    m.dense = index::load_dense_index(index::index_part_path(index_dir, m.manifest, "dense"));
+    check_count(m.dense->size(), "dense");
+    VERITY_CHECK(m.dense->dim() == m.encoder->dim(), ConfigError, index_dir, ": dense part has dim ",
+                 m.dense->dim(), " but encoder ", m.encoder->spec(), " gives ", m.encoder->dim());
+  }
+  if (m.needs_stage2()) {
+    m.verifier = verify::make_verifier(m.opt.verifier);
+    m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));
+    check_count(m.tokens->num_documents(), "tokens");
+    VERITY_CHECK(m.tokens->dim() == m.encoder->dim(), ConfigError, index_dir,
+                 ": token vectors have dim ", m.tokens->dim(), " but encoder ", m.encoder->spec(),
+                 " gives ", m.encoder->dim());
+  }
+}
+
+Pipeline::~Pipeline() = default;
+Pipeline::Pipeline(Pipeline&&) noexcept = default;
+
+const index::DocStore& Pipeline::docs() const { return *impl_->docs; }
+const PipelineOptions& Pipeline::options() const { return impl_->opt; }
+
+std::string Pipeline::describe() const {
+  const auto& o = impl_->opt;
+  std::string s = "stage1=" + o.stage1;
+  if (o.stage1 == "hybrid")
+    s += o.fusion == "rrf" ? cat(",fusion=rrf:k=", o.rrf_k) : cat(",fusion=weighted:w=", o.dense_weight);
+  s += cat(",K=", o.candidates, ",verifier=", o.verifier);
+  if (o.verifier != "none") {
+    s += ",combine=" + o.combine;
+    if (o.combine == "weighted") s += cat(":a=", o.verifier_weight);
+    if (o.combine == "penalty") s += cat(":beta=", o.penalty_beta, ",tau=", o.penalty_tau);
+  }
+  if (impl_->encoder) s += ",encoder=" + impl_->encoder->spec();
+  return s;
+}
+
+std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
+                                        StageTimings* timings) const {
+  const auto& m = *impl_;
+  VERITY_CHECK(k > 0, ConfigError, "k must be positive");
+  StageTimings t;
+  auto start = Clock::now();
+  std::optional<encode::Encoded> q;
+  if (m.encoder) {
+    auto te = Clock::now();
+    std::vector<std::string> one{query};
+    q = m.encoder->encode(one, m.encode_options(m.needs_stage2()));
+    t.encode_ms = ms_since(te);
+  }
+  auto t1 = Clock::now();
+  auto cands = m.stage1(query, q ? &*q : nullptr);
+  t.stage1_ms = ms_since(t1);
+
+  std::vector<SearchHit> hits(cands.size());
+  for (size_t i = 0; i < cands.size(); ++i) {
+    hits[i].doc = cands[i].doc;
+    hits[i].stage1_score = cands[i].score;
+    hits[i].score = cands[i].score;
+  }
+  if (m.needs_stage2() && !cands.empty()) {
+    auto t2 = Clock::now();
+    auto scores = m.verify_docs(token_block(*q, 0), cands);
+    auto base = minmax(cands);
+    for (size_t i = 0; i < hits.size(); ++i) {
+      double v = scores[i];
+      hits[i].verifier_score = v;
+      hits[i].verdict = m.verdict(v);
+      double b = base[hits[i].doc];
+      if (m.opt.combine == "rerank")
+        hits[i].score = v;
+      else if (m.opt.combine == "weighted")
+        hits[i].score = (1 - m.opt.verifier_weight) * b + m.opt.verifier_weight * v;
+      else
+        hits[i].score = b - m.opt.penalty_beta * sigmoid(20 * (b - m.opt.penalty_tau)) *
+                                (1 - std::clamp(v, 0.0, 1.0));
+    }
+    // stable_sort keeps stage-1 order among equal final scores.
+    std::stable_sort(hits.begin(), hits.end(),
+                     [](const SearchHit& a, const SearchHit& b) { return a.score > b.score; });
+    t.stage2_ms = ms_since(t2);
+  }
+  if (hits.size() > k) hits.resize(k);
+  for (auto& h : hits) h.id = std::string(m.docs->id(h.doc));
+  t.total_ms = ms_since(start);
+  if (timings) *timings = t;
+  return hits;
+}
+
+std::vector<Verification> Pipeline::verify(const std::string& query,
+                                           std::span<const std::string> candidates) const {
+  const auto& m = *impl_;
+  VERITY_CHECK(m.verifier, ConfigError, "verification needs a verifier (got 'none')");
+  std::vector<std::string> texts{query};
+  texts.insert(texts.end(), candidates.begin(), candidates.end());
+  auto enc = m.encoder->encode(texts, m.encode_options(true));
+  auto q = token_block(enc, 0);
+  std::vector<float> block;
+  std::vector<size_t> counts;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto rows = token_block(enc, i + 1);
+    counts.push_back(rows.size() / enc.dim);
+    block.insert(block.end(), rows.begin(), rows.end());
+  }
+  auto scores = m.score_maps(verify::SimilarityMap::compute_many(q, block, counts, enc.dim));
+  std::vector<Verification> out;
+  for (double s : scores) out.push_back({s, m.verdict(s)});
+  return out;
+}
+
+}  // namespace verity::search

@@ -1,0 +1,85 @@
+#pragma once
+// The two-stage pipeline over an index directory:
+//   query -> encoder (pooled + token vectors, only when a stage needs them)
+//         -> stage 1: bm25 | dense | hybrid (RRF or normalized-score fusion) -> top-K
+//         -> stage 2: similarity map of (query tokens, candidate tokens) -> verifier score
+//         -> final ranking (rerank by the verifier, or a weighted sum) + verdicts.
+// Score combination, exactly (documented in docs/PIPELINE.md):
+//   rrf:       s(d) = sum over lists L containing d of 1 / (rrf_k + rank_L(d))
+//   weighted:  s(d) = w * minmax(dense)(d) + (1 - w) * minmax(bm25)(d); absent -> 0
+//   rerank:    final = verifier score (ties keep stage-1 order)
+//   weighted combine: final = (1 - a) * minmax(stage1) + a * verifier
+//   penalty:   final = base - beta * sigmoid(20 (base - tau)) * (1 - raw), with base the
+//              stage-1 score min-max normalized and raw = clamp(verifier, 0, 1)
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace verity::index {
+class DocStore;
+}
+
+namespace verity::search {
+
+struct PipelineOptions {
+  std::string stage1 = "bm25";   // bm25 | dense | hybrid
+  std::string fusion = "rrf";    // hybrid: rrf | weighted
+  double rrf_k = 60;
+  double dense_weight = 0.5;     // hybrid weighted fusion: weight of the dense list
+  size_t candidates = 100;       // K: stage-1 results passed to stage 2
+  std::string verifier = "none"; // none | f0 | f1 | f2 | f3:PATH | f4:PATH
+  std::string combine = "rerank";  // rerank | weighted | penalty
+  double verifier_weight = 0.5;    // weighted combine
+  double penalty_beta = 0.5, penalty_tau = 0.9;
+  std::optional<double> reject_below;  // verdicts: score >= T -> match, else near-miss
+  std::string encoder;           // "" = the encoder recorded in the index
+  int threads = 0;               // encoder threads; 0 = runtime default
+};
+
+struct SearchHit {
+  uint32_t doc = 0;
+  std::string id;
+  double stage1_score = 0;
+  std::optional<double> verifier_score;
+  double score = 0;     // final ranking score
+  std::string verdict;  // "match" | "near-miss" | "" (no threshold)
+};
+
+struct StageTimings {
+  double encode_ms = 0, stage1_ms = 0, stage2_ms = 0, total_ms = 0;
+};
+
+struct Verification {
+  double score = 0;
+  std::string verdict;
+};
+
+class Pipeline {
+ public:
+  // Opens the parts the options need; a missing part is a ConfigError naming it.
+  Pipeline(const std::string& index_dir, PipelineOptions options);
+  ~Pipeline();
+  Pipeline(Pipeline&&) noexcept;
+
+  // Thread-safe: many queries may run at once.
+  std::vector<SearchHit> search(const std::string& query, size_t k,
+                                StageTimings* timings = nullptr) const;
+  // Stage 2 alone on caller-supplied candidate texts (encoded on the fly).
+  std::vector<Verification> verify(const std::string& query,
+                                   std::span<const std::string> candidates) const;
+
+  const index::DocStore& docs() const;
+  const PipelineOptions& options() const;
+  std::string describe() const;  // stage-1/verifier/combine specs, for provenance
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Validates option values; throws ConfigError listing the valid ones.
+void validate(const PipelineOptions& options);
+
+}  // namespace verity::search
