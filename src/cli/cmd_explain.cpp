@@ -102,7 +102,7 @@ void run_explain(ExplainArgs& a) {
   plot.map = verify::SimilarityMap::compute(query.vectors, doc.vectors, enc.dim);
   plot.row_labels = query.tokens;
   plot.col_labels = doc.tokens;
-  plot.title = cat("query: \"", a.query, "\" · document: \"", a.doc, "\" · ", encoder->spec());
+  plot.title = cat("query: \"", a.query, "\" · document: \"", a.doc, "\" · ", a.encoder);
   nlohmann::json scores = nlohmann::json::object();
   for (size_t k = 0; k < verifiers.size(); ++k) {
     const float s = verifiers[k]->score(plot.map);

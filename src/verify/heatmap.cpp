@@ -335,9 +335,10 @@ std::string render_heatmap_svg(const HeatmapPlot& plot) {
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << num(L.width)
     << "\" height=\"" << num(L.height) << "\" viewBox=\"0 0 " << num(L.width) << " "
-    << num(L.height) << "\">\n"
-    << "<style>text{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;fill:" << hex(kInk)
-    << "} .title{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;font-weight:bold} "
+    << num(L.height) << "\" fill=\"" << hex(kInk) << "\">\n"
+    // No fill in the text rule: CSS would override the per-value fill attributes.
+    << "<style>text{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}"
+    << " .title{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;font-weight:bold} "
        ".warn{fill:"
     << hex(kWarning) << "} .muted{fill:" << hex(kMuted) << "}</style>\n"
     << "<defs><linearGradient id=\"colorbar\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">";
