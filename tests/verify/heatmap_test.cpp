@@ -152,6 +152,11 @@ TEST(Heatmap, ArgmaxMarksTheRowMaximum) {
   ASSERT_EQ(outline_x.size(), 2u);
   EXPECT_NEAR(outline_x[0], cell_x(1), 3.0);
   EXPECT_NEAR(outline_x[1], cell_x(0), 3.0);
+  // Dark cells get white values, and no CSS rule overrides that attribute.
+  EXPECT_NE(svg.find("fill=\"#ffffff\" font-weight=\"bold\">0.90<"), std::string::npos);
+  const auto rule = svg.find("text{");
+  ASSERT_NE(rule, std::string::npos);
+  EXPECT_EQ(svg.substr(rule, svg.find('}', rule) - rule).find("fill"), std::string::npos);
 }
 
 TEST(Heatmap, LargeMapsAreCroppedAndSaySo) {
