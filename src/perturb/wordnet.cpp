@@ -1,0 +1,167 @@
+#include "perturb/wordnet.hpp"
+
+#include <wn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "core/error.hpp"
+
+namespace verity::perturb {
+namespace {
+
+constexpr const char* kDebianWordNetDir = "/usr/share/wordnet";  // wordnet-base
+
+// WordNet keeps global state (open files, static buffers): one mutex guards every call.
+std::mutex& wn_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+void ensure_open() {  // caller holds wn_mutex
+  static bool opened = false;
+  if (opened) return;
+  VERITY_CHECK(wninit() == 0, Error, "wordnet: cannot open the database (install wordnet-base; WNHOME=",
+               getenv("WNHOME") ? getenv("WNHOME") : "", ")");
+  opened = true;
+}
+
+int wn_pos(WordClass cls) {
+  switch (cls) {
+    case WordClass::noun: return NOUN;
+    case WordClass::verb: return VERB;
+    case WordClass::adjective: return ADJ;
+    case WordClass::adverb: return ADV;
+  }
+  return NOUN;
+}
+
+// "good(a)" -> "good"; multiword lemmas ("in_effect") are rejected by the caller.
+std::string clean_lemma(const char* raw) {
+  std::string s = raw;
+  auto paren = s.find('(');
+  if (paren != std::string::npos) s.resize(paren);
+  return s;
+}
+
+std::string lookup_key(std::string_view word) {
+  std::string key(word);
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
+
+// Runs fn(synset) for each sense of the word's base form (first `max_senses`).
+template <typename Fn>
+void for_each_sense(std::string_view word, WordClass cls, int max_senses, Fn fn) {
+  std::string key = lookup_key(word);
+  const char* base = morphstr(key.data(), wn_pos(cls));
+  std::string lemma = base ? base : key;
+  IndexPtr idx = index_lookup(lemma.data(), wn_pos(cls));
+  if (!idx) return;
+  for (int s = 0; s < idx->off_cnt && s < max_senses; ++s) {
+    SynsetPtr syn = read_synset(wn_pos(cls), idx->offset[s], lemma.data());
+    if (!syn) continue;
+    fn(syn, lemma);
+    free_synset(syn);
+  }
+  free_index(idx);
+}
+
+}  // namespace
+
+std::string wn_base_form(std::string_view word, WordClass cls) {
+  std::lock_guard lock(wn_mutex());
+  ensure_open();
+  std::string key = lookup_key(word);
+  const char* base = morphstr(key.data(), wn_pos(cls));
+  return base ? std::string(base) : key;
+}
+
+bool wn_known(std::string_view word, WordClass cls) {
+  std::lock_guard lock(wn_mutex());
+  ensure_open();
+  std::string key = lookup_key(word);
+  const char* base = morphstr(key.data(), wn_pos(cls));
+  std::string lemma = base ? base : key;
+  IndexPtr idx = index_lookup(lemma.data(), wn_pos(cls));
+  if (!idx) return false;
+  free_index(idx);
+  return true;
+}
+
+std::vector<std::string> wn_antonyms(std::string_view word, WordClass cls) {
+  std::lock_guard lock(wn_mutex());
+  ensure_open();
+  std::vector<std::string> out;
+  for_each_sense(word, cls, 1000, [&](SynsetPtr syn, const std::string&) {
+    for (int i = 0; i < syn->ptrcount; ++i) {
+      // Lexical antonym pointers hold from/to word numbers (1-based); whichword is ours.
+      if (syn->ptrtyp[i] != ANTPTR || syn->pfrm[i] != syn->whichword) continue;
+      SynsetPtr ant = read_synset(syn->ppos[i], syn->ptroff[i], const_cast<char*>(""));
+      if (!ant) continue;
+      int to = syn->pto[i];
+      if (to >= 1 && to <= ant->wcount) {
+        std::string lemma = clean_lemma(ant->words[to - 1]);
+        if (lemma.find('_') == std::string::npos && lemma.find('-') == std::string::npos &&
+            std::find(out.begin(), out.end(), lemma) == out.end())
+          out.push_back(lemma);
+      }
+      free_synset(ant);
+    }
+  });
+  return out;
+}
+
+std::vector<std::string> wn_synonyms(std::string_view word, WordClass cls) {
+  std::lock_guard lock(wn_mutex());
+  ensure_open();
+  std::vector<std::string> out;
+  for_each_sense(word, cls, 1, [&](SynsetPtr syn, const std::string& lemma) {
+    for (int w = 0; w < syn->wcount; ++w) {
+      std::string s = clean_lemma(syn->words[w]);
+      if (s == lemma || s.find('_') != std::string::npos || s.find('-') != std::string::npos)
+        continue;
+      bool lower = true;  // proper-noun members ("Bush") are not synonyms of a common word
+      for (char c : s)
+        if (std::isupper(static_cast<unsigned char>(c))) lower = false;
+      if (lower && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    }
+  });
+  return out;
+}
+
+std::vector<std::string> wn_irregular_forms(std::string_view verb_base) {
+  // verb.exc lines are "inflected base [base...]"; read once, index by base.
+  static const std::multimap<std::string, std::string> by_base = [] {
+    std::multimap<std::string, std::string> m;
+    std::string path = std::string(getenv("WNSEARCHDIR") ? getenv("WNSEARCHDIR") : kDebianWordNetDir) + "/verb.exc";
+    std::ifstream in(path);
+    VERITY_CHECK(in.good(), Error, "wordnet: cannot read ", path);
+    std::string inflected, base;
+    std::string line;
+    while (std::getline(in, line)) {
+      auto sp = line.find(' ');
+      if (sp == std::string::npos) continue;
+      inflected = line.substr(0, sp);
+      size_t pos = sp + 1;
+      while (pos < line.size()) {
+        auto next = line.find(' ', pos);
+        base = line.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+        if (!base.empty()) m.emplace(base, inflected);
+        if (next == std::string::npos) break;
+        pos = next + 1;
+      }
+    }
+    return m;
+  }();
+  std::vector<std::string> out;
+  auto [lo, hi] = by_base.equal_range(lookup_key(verb_base));
+  for (auto it = lo; it != hi; ++it) out.push_back(it->second);
+  return out;
+}
+
+}  // namespace verity::perturb

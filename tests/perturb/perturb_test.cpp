@@ -1,0 +1,208 @@
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/error.hpp"
+#include "perturb/perturber.hpp"
+
+namespace verity::perturb {
+namespace {
+
+std::optional<Perturbation> run(const std::string& spec, const std::string& s, uint64_t seed = 1) {
+  Rng rng(seed);
+  return make_perturber(spec)->apply(s, rng);
+}
+
+void expect_span_consistent(const std::string& input, const Perturbation& p) {
+  ASSERT_LE(p.span_end, p.text.size());
+  EXPECT_EQ(p.text.substr(p.span_begin, p.span_end - p.span_begin), p.new_span);
+  // Putting the original span back restores the input exactly.
+  std::string restored = p.text.substr(0, p.span_begin) + p.original_span + p.text.substr(p.span_end);
+  EXPECT_EQ(restored, input);
+}
+
+std::string text_of(const std::string& spec, const std::string& s) {
+  auto p = run(spec, s);
+  if (!p) return "<skip:" + Perturber::skip_reason() + ">";
+  expect_span_consistent(s, *p);
+  EXPECT_EQ(p->type, spec.substr(0, spec.find(':')));
+  return p->text;
+}
+
+TEST(Negation, AddsNotAfterCopula) {
+  EXPECT_EQ(text_of("negation", "The drug is effective."), "The drug is not effective.");
+  auto p = run("negation", "The drug is effective.");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->original_span, "is");
+  EXPECT_EQ(p->new_span, "is not");
+  EXPECT_EQ(p->span_begin, 9u);
+}
+
+TEST(Negation, RemovesContraction) {
+  EXPECT_EQ(text_of("negation", "She can't swim"), "She can swim");
+  EXPECT_EQ(text_of("negation", "It won't work."), "It will work.");
+  EXPECT_EQ(text_of("negation", "The test isn't valid."), "The test is valid.");
+}
+
+TEST(Negation, DoSupport) {
+  EXPECT_EQ(text_of("negation", "He runs"), "He does not run");
+  EXPECT_EQ(text_of("negation", "They walked home."), "They did not walk home.");
+  EXPECT_EQ(text_of("negation", "He doesn't run."), "He runs.");
+  EXPECT_EQ(text_of("negation", "They do not eat meat."), "They eat meat.");
+}
+
+TEST(Negation, ModalsAndNever) {
+  EXPECT_EQ(text_of("negation", "The patients will recover."), "The patients will not recover.");
+  EXPECT_EQ(text_of("negation", "She never smiles."), "She smiles.");
+  EXPECT_EQ(text_of("negation", "The drug has not been tested."), "The drug has been tested.");
+}
+
+TEST(Negation, AntonymFromWordNet) {
+  EXPECT_EQ(text_of("negation:mode=antonym", "The drug is effective."), "The drug is ineffective.");
+  EXPECT_EQ(text_of("negation:mode=antonym", "It was an honest answer."), "It was a dishonest answer.");
+  EXPECT_EQ(text_of("negation:mode=antonym", "The cat sat."), "<skip:no_antonym>");
+}
+
+TEST(RoleSwap, SwapsNounPhrases) {
+  EXPECT_EQ(text_of("role_swap", "The dog bit the man."), "The man bit the dog.");
+  EXPECT_EQ(text_of("role_swap", "The big dog chased a small cat."), "A small cat chased the big dog.");
+  auto p = run("role_swap", "The dog bit the man.");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->original_span, "The dog bit the man");
+  EXPECT_EQ(p->new_span, "The man bit the dog");
+}
+
+TEST(RoleSwap, PronounCase) {
+  EXPECT_EQ(text_of("role_swap", "She saw him."), "He saw her.");
+  EXPECT_EQ(text_of("role_swap", "They helped me."), "I helped them.");
+}
+
+TEST(RoleSwap, AgreementFixedOrSkipped) {
+  EXPECT_EQ(text_of("role_swap", "The dogs chase the cat."), "The cat chases the dogs.");
+  EXPECT_EQ(text_of("role_swap", "The cat has chased the dogs."), "The dogs have chased the cat.");
+}
+
+TEST(RoleSwap, SkipsWithoutObject) {
+  EXPECT_EQ(text_of("role_swap", "The dog slept."), "<skip:no_object>");
+  EXPECT_EQ(text_of("role_swap", "Of the of and the."), "<skip:no_parse>");
+}
+
+TEST(Spatial, ReversesRelations) {
+  EXPECT_EQ(text_of("spatial", "The cup is left of the plate"), "The cup is right of the plate");
+  EXPECT_EQ(text_of("spatial", "We ate before the show."), "We ate after the show.");
+  EXPECT_EQ(text_of("spatial", "After dinner we left."), "Before dinner we left.");
+  EXPECT_EQ(text_of("spatial", "The car is in front of the house."), "The car is behind the house.");
+  EXPECT_EQ(text_of("spatial", "The car is behind the house."), "The car is in front of the house.");
+  // "left" as a verb is not a direction.
+  EXPECT_EQ(text_of("spatial", "He left early."), "<skip:no_relation_word>");
+}
+
+TEST(Numeric, ChangesQuantity) {
+  auto p = run("numeric", "The trial enrolled 120 patients.");
+  ASSERT_TRUE(p);
+  expect_span_consistent("The trial enrolled 120 patients.", *p);
+  EXPECT_EQ(p->original_span, "120");
+  EXPECT_NE(p->new_span, "120");
+  EXPECT_FALSE(p->new_span.empty());
+  auto w = run("numeric", "Three dogs barked.");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->original_span, "Three");
+  EXPECT_TRUE(std::isupper(static_cast<unsigned char>(w->new_span[0])));
+  EXPECT_EQ(text_of("numeric", "One dog barked."), "<skip:no_quantity>");
+}
+
+TEST(Passive, ActiveToPassive) {
+  EXPECT_EQ(text_of("passive", "The dog bit the man."), "The man was bitten by the dog.");
+  EXPECT_EQ(text_of("passive", "She saw them."), "They were seen by her.");
+  EXPECT_EQ(text_of("passive", "The dog slept."), "<skip:no_object>");
+}
+
+TEST(Synonym, ReplacesModifierAndReparses) {
+  auto p = run("synonym", "The big dog ran quickly.");
+  ASSERT_TRUE(p);
+  expect_span_consistent("The big dog ran quickly.", *p);
+  EXPECT_TRUE(p->original_span == "big" || p->original_span == "quickly") << p->original_span;
+  EXPECT_TRUE(reparses(p->text)) << p->text;
+}
+
+TEST(Perturber, DeterministicWithSeed) {
+  const std::string s = "In 2019 the 45 mice lived 3.5 years before 12 of them were moved to 7 cages.";
+  for (const char* kind : {"numeric", "spatial"}) {
+    auto a = run(kind, s, 42), b = run(kind, s, 42);
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a->text, b->text);
+  }
+  std::set<std::string> outputs;
+  for (uint64_t seed = 0; seed < 20; ++seed) outputs.insert(run("numeric", s, seed)->text);
+  EXPECT_GT(outputs.size(), 3u);  // the seed actually matters
+}
+
+TEST(Perturber, FactoryRejectsUnknown) {
+  EXPECT_THROW(make_perturber("negate"), ConfigError);
+  EXPECT_THROW(make_perturber("negation:mode=sometimes"), ConfigError);
+  EXPECT_THROW(make_perturber("spatial:x=1"), ConfigError);
+  for (const auto& k : perturber_kinds()) EXPECT_EQ(make_perturber(k)->spec(), k);
+}
+
+}  // namespace
+}  // namespace verity::perturb
+
+namespace verity::perturb {
+namespace {
+
+std::string run_cli(const std::string& args, int& rc) {
+  std::string cmd = std::string(VERITY_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  rc = WEXITSTATUS(pclose(pipe));
+  return out;
+}
+
+TEST(PerturbCli, WritesJsonlAndSummary) {
+  auto dir = std::filesystem::temp_directory_path() / "verity_perturb_cli";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "in.jsonl") << "{\"text\": \"The cup is left of the plate.\"}\n"
+                                  << "{\"text\": \"Nothing to reverse here.\"}\n";
+  int rc = 0;
+  std::string out = run_cli("perturb --quiet --json --type spatial --input " + (dir / "in.jsonl").string() +
+                                " --output " + (dir / "out.jsonl").string(),
+                            rc);
+  ASSERT_EQ(rc, 0) << out;
+  auto summary = nlohmann::json::parse(out);
+  EXPECT_EQ(summary["emitted"], 1);
+  EXPECT_EQ(summary["skip_reasons"]["no_relation_word"], 1);
+  std::ifstream in(dir / "out.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["perturbed"], "The cup is right of the plate.");
+  EXPECT_EQ(j["span"][0], 11);
+  EXPECT_EQ(j["span"][1], 16);
+  EXPECT_EQ(j["original_span"], "left");
+  EXPECT_FALSE(std::getline(in, line));
+}
+
+TEST(PerturbCli, BadJsonNamesFileAndLine) {
+  auto dir = std::filesystem::temp_directory_path() / "verity_perturb_cli_bad";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "bad.jsonl") << "{\"text\": \"ok\"}\n{not json\n";
+  int rc = 0;
+  std::string out = run_cli("perturb --type negation --input " + (dir / "bad.jsonl").string() + " --output " +
+                                (dir / "out.jsonl").string(),
+                            rc);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("bad.jsonl:2"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.jsonl"));
+}
+
+}  // namespace
+}  // namespace verity::perturb
