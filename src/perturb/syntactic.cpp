@@ -88,6 +88,43 @@ bool object_ends_clause(const Parse& p, const NounPhrase& np, const std::vector<
   return false;
 }
 
+bool nominal(const ParsedWord& w) {
+  static const std::set<std::string> pronouns = {"i", "me", "you", "he", "him", "she", "her", "it",
+                                                 "we", "us", "they", "them"};
+  return w.tag.starts_with("n") || w.tag.starts_with("p") || w.tag.starts_with("m") || w.tag.starts_with("f") ||
+         w.tag.starts_with("b") || w.tag.starts_with("l") || w.tag.starts_with("y") ||
+         w.tag.starts_with("s") || w.tag.starts_with("t") ||
+         (w.tag.empty() && (pronouns.count(detail::to_lower(w.word)) ||
+                            (!w.word.empty() && std::isupper(static_cast<unsigned char>(w.word[0])))));
+}
+
+// Whether a present-tense verb should take the -s form for this subject phrase.
+bool third_singular(const ParsedWord& head, const std::string& role_label) {
+  std::string w = detail::to_lower(head.word);
+  if (w == "he" || w == "she" || w == "it" || w == "him" || w == "her") return true;
+  if (w == "i" || w == "me" || w == "you" || w == "we" || w == "us" || w == "they" || w == "them") return false;
+  return role_label.size() >= 2 && role_label[1] == 's';
+}
+
+// The present-tense form agreeing in the other number: bites<->bite, hasn't<->haven't.
+std::string flip_number(const std::string& verb) {
+  std::string lv = detail::to_lower(verb);
+  std::string suffix;
+  if (lv.ends_with("n't")) {
+    suffix = "n't";
+    lv.resize(lv.size() - 3);
+  }
+  static const std::map<std::string, std::string> irregular = {
+      {"is", "are"}, {"are", "is"}, {"was", "were"}, {"were", "was"}, {"has", "have"},
+      {"have", "has"}, {"does", "do"}, {"do", "does"}, {"am", "is"}};
+  std::string out;
+  if (auto it = irregular.find(lv); it != irregular.end()) out = it->second;
+  else if (!suffix.empty()) return "";  // "can't", "won't": modals do not agree
+  else if (lv.ends_with("s") && wn_base_form(lv, WordClass::verb) != lv) out = wn_base_form(lv, WordClass::verb);
+  else out = detail::third_person(lv);
+  return detail::match_case(verb, out + suffix);
+}
+
 struct Clause {
   const ParsedLink* subject_link = nullptr;
   const ParsedLink* object_link = nullptr;
@@ -104,12 +141,24 @@ std::optional<Clause> find_clause(const Parse& p, bool allow_aux_chain, std::str
     if (allow_aux_chain)  // "has bitten", "will bite": the object hangs off the last verb
       for (size_t k = 0; k < verbs.size() && k < 4; ++k)
         for (const auto& l : p.links)
-          if (l.left == verbs[k] && (l.label.starts_with("PP") || l.label.starts_with("I")))
+          if (l.left == verbs[k] && detail::is_auxiliary(detail::to_lower(p.words[verbs[k]].word)) &&
+              (l.label.starts_with("PP") || l.label.starts_with("I")))
             verbs.push_back(l.right);
     why = "no_object";
     for (size_t verb : verbs)
       for (const auto& o_link : p.links) {
         if (o_link.left != verb || !is_object_link(o_link.label)) continue;
+        // Contracted verbs ("That's", "We've") are glued to the subject; nominal heads only
+        // ("more", "that" as objects make nonsense when moved).
+        for (size_t vv : verbs)
+          if (p.words[vv].word.starts_with("'")) {
+            why = "contracted_verb";
+            return std::nullopt;
+          }
+        if (!nominal(p.words[s_link.left]) || !nominal(p.words[o_link.right])) {
+          why = "non_nominal_head";
+          return std::nullopt;
+        }
         auto subj = noun_phrase(p, s_link.left, s_link);
         auto obj = noun_phrase(p, o_link.right, o_link);
         if (!subj || !obj || !clause_initial(p, *subj) || !object_ends_clause(p, *obj, verbs)) {
@@ -165,18 +214,20 @@ class RoleSwapPerturber final : public Perturber {
              verb + std::string(s.substr(fv.end, obj.begin - fv.end)) + new_obj + std::string(s.substr(obj.end));
     };
     std::string verb(s.substr(fv.begin, fv.end - fv.begin));
-    std::string out = build(verb);
-    if (!link_parse(out).complete) {
-      // Agreement: the new subject may differ in number ("The dogs bite the man").
-      std::string lv = detail::to_lower(verb);
-      std::string alt = lv.ends_with("s") || lv == "was" || lv == "has" || lv == "does"
-                            ? detail::plural_present(lv)
-                            : (lv == "are" || lv == "were" || lv == "have" || lv == "do")
-                                  ? detail::plural_present(lv)
-                                  : detail::third_person(lv);
-      out = build(detail::match_case(verb, alt));
-      if (alt == lv || !link_parse(out).complete) return skip("reparse_failed");
+    // Agreement: a present-tense verb follows the new subject's number
+    // ("I ask Congress" -> "Congress asks me"); past tense and modals do not agree.
+    std::string lv = detail::to_lower(verb);
+    bool agrees = !fv.tag.starts_with("v-d") && !detail::is_be_or_modal(lv.ends_with("n't") ? lv.substr(0, lv.size() - 3) : lv);
+    if (lv == "is" || lv == "are" || lv == "was" || lv == "were" || lv == "am" || lv.starts_with("isn") ||
+        lv.starts_with("aren") || lv.starts_with("wasn") || lv.starts_with("weren"))
+      agrees = true;
+    if (agrees && third_singular(p.words[subj.head], c->subject_link->label) !=
+                      third_singular(p.words[obj.head], c->object_link->label)) {
+      verb = flip_number(verb);
+      if (verb.empty()) return skip("agreement");
     }
+    std::string out = build(verb);
+    if (!link_parse(out).complete) return skip("reparse_failed");
     // The edited span runs from the subject's start to the object's end.
     Perturbation result;
     result.type = "role_swap";
