@@ -12,6 +12,7 @@ PKGS=(
   zlib1g-dev  # PNG output of verity explain
   librsvg2-bin  # rsvg-convert, to look at verity explain's SVGs
   liblink-grammar-dev link-grammar-dictionaries-en wordnet-dev wordnet-base  # verity perturb
+  wrk  # scripts/load_test.sh: bounded loopback load run of verity serve
 
 )
 missing=()

@@ -1,0 +1,127 @@
+// verity serve: the two-stage pipeline over HTTP (API: docs/SERVER.md).
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "cli/command.hpp"
+#include "cli/pipeline_flags.hpp"
+#include "core/log.hpp"
+#include "serve/server.hpp"
+
+namespace verity::cli {
+namespace {
+
+struct ServeArgs {
+  CommonFlags common;
+  PipelineFlags pipeline;
+  serve::ServerOptions server;
+  std::string index;
+  int encoder_threads = 1;
+};
+
+// SIGINT/SIGTERM are blocked before any thread starts, so every thread inherits the
+// mask and the signals reach only the watcher's sigtimedwait.
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+// Stops the server on SIGINT/SIGTERM from a thread of its own: a signal handler may
+// not take locks, and httplib::Server::stop() does. A second signal exits at once.
+// Declared after the server, so it is joined before the server is destroyed.
+class SignalWatcher {
+ public:
+  SignalWatcher(sigset_t signals, serve::Server& server) : signals_(signals) {
+    thread_ = std::thread([this, &server] {
+      const timespec poll{0, 200'000'000};
+      bool stopping = false;
+      while (!done_) {
+        int sig = sigtimedwait(&signals_, nullptr, &poll);
+        if (sig <= 0) continue;
+        if (stopping) {
+          std::fprintf(stderr, "verity serve: second %s: exiting without waiting\n", strsignal(sig));
+          std::_Exit(128 + sig);
+        }
+        stopping = true;
+        log("serve: ", strsignal(sig), ": no new connections; finishing in-flight requests");
+        server.stop();
+      }
+    });
+  }
+  ~SignalWatcher() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  sigset_t signals_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+void run_serve(ServeArgs& a) {
+  apply_common_flags(a.common);
+  sigset_t stop_signals = block_stop_signals();
+  auto options = a.server;
+  options.pipeline = a.pipeline.resolved();
+  options.pipeline.threads = a.encoder_threads;
+  serve::Server server(a.index, options);
+  int port = server.bind();
+  log("serve: listening on http://", options.host, ":", port, " (index ", a.index, ", ", options.threads,
+      " threads, stage1=", options.pipeline.stage1, ", verifier=", options.pipeline.verifier, ")");
+  if (a.common.json) print_json({{"host", options.host}, {"port", port}, {"index", a.index}});
+  SignalWatcher watcher(stop_signals, server);
+  server.run();
+  log("serve: stopped cleanly after ", server.requests_served(), " requests");
+}
+
+void setup_serve(CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  auto& s = args->server;
+  auto* cmd = app.add_subcommand("serve", "Serve an index over HTTP: POST /search, POST /verify, GET /health");
+  cmd->add_option("--index", args->index, "Index directory built by 'verity index'")->required();
+  cmd->add_option("--host", s.host, "Address to listen on (127.0.0.1 = this machine only)")
+      ->envname("VERITY_SERVE_HOST")
+      ->capture_default_str();
+  cmd->add_option("--port", s.port, "TCP port; 0 picks a free one (printed, and in --json output)")
+      ->envname("VERITY_SERVE_PORT")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--threads", s.threads,
+                  "Worker threads; each open keep-alive connection holds one, so use at least the "
+                  "number of concurrent clients")
+      ->envname("VERITY_SERVE_THREADS")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--encoder-threads", args->encoder_threads,
+                  "Torch threads per request (0 = runtime default); requests already run in parallel")
+      ->capture_default_str();
+  cmd->add_option("--max-body", s.max_body_bytes, "Largest request body in bytes (larger: 413)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-k", s.max_k, "Largest k a /search request may ask for (larger: 422)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-query-chars", s.max_query_chars, "Longest query in characters (longer: 422)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-candidates", s.max_candidates, "Most candidates per /verify request (more: 422)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  add_pipeline_flags(cmd, args->pipeline, "--stage1");
+  cmd->add_option("--encoder", args->pipeline.options.encoder,
+                  "Override the encoder recorded in the index");
+  add_common_flags(cmd, args->common);
+  cmd->callback([args] { run_serve(*args); });
+}
+
+VERITY_REGISTER_COMMAND("serve", setup_serve);
+}  // namespace
+}  // namespace verity::cli
