@@ -103,7 +103,8 @@ bool third_singular(const ParsedWord& head, const std::string& role_label) {
   std::string w = detail::to_lower(head.word);
   if (w == "he" || w == "she" || w == "it" || w == "him" || w == "her") return true;
   if (w == "i" || w == "me" || w == "you" || w == "we" || w == "us" || w == "they" || w == "them") return false;
-  return role_label.size() >= 2 && role_label[1] == 's';
+  // Os/Ss singular, Ou mass nouns ("apoptosis") also take the -s form.
+  return role_label.size() >= 2 && (role_label[1] == 's' || role_label[1] == 'u');
 }
 
 // The present-tense form agreeing in the other number: bites<->bite, hasn't<->haven't.

@@ -88,6 +88,7 @@ TEST(RoleSwap, AgreementFixedOrSkipped) {
   EXPECT_EQ(text_of("role_swap", "The dogs chase the cat."), "The cat chases the dogs.");
   EXPECT_EQ(text_of("role_swap", "The cat has chased the dogs."), "The dogs have chased the cat.");
   EXPECT_EQ(text_of("role_swap", "I ask Congress to act."), "Congress asks me to act.");
+  EXPECT_EQ(text_of("role_swap", "DUSP4 decreases apoptosis."), "Apoptosis decreases DUSP4.");
   EXPECT_EQ(text_of("role_swap", "We have built a new economy."), "A new economy has built us.");
   // Contracted verbs are glued to the subject: skip rather than emit "X've doubled us".
   EXPECT_EQ(text_of("role_swap", "We've doubled child support collections."), "<skip:contracted_verb>");
