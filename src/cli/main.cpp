@@ -1,14 +1,20 @@
 // verity: one binary, subcommands registered from src/cli/cmd_*.cpp.
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 
 int main(int argc, char** argv) {
-  // libgomp spin-waits ~8 ms per parallel region on this class of machine.
-  setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  // libgomp spin-waits ~8 ms per parallel region on this class of machine,
+  // and reads its environment before main() runs: so set the policy and
+  // re-execute once (unless the user chose a policy).
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);  // returns only on failure: carry on spinning
+  }
   CLI::App app{"verity: two-stage dense retrieval that retrieves fast and verifies identity"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "verity 0.1.0");

@@ -1,0 +1,164 @@
+// The two-stage pipeline on the tiny fixture corpus with the pretrained USE-lite.
+#include "search/pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "data/beir.hpp"
+#include "encode/registry.hpp"
+#include "index/doc_store.hpp"
+#include "search/index_builder.hpp"
+#include "verify/similarity_map.hpp"
+#include "verify/verifier.hpp"
+
+using namespace verity;
+namespace fs = std::filesystem;
+
+namespace {
+std::string model_dir() {
+  if (const char* v = std::getenv("VERITY_MODEL_DIR"); v && *v) return std::string(v) + "/use-lite";
+  return std::string(VERITY_SOURCE_DIR) + "/models/use-lite";
+}
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!fs::exists(model_dir() + "/verity.json")) return;
+    set_quiet(true);
+    dir_ = (fs::temp_directory_path() / ("verity_pipeline_" + std::to_string(::getpid()))).string();
+    auto corpus = data::load_corpus(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/tiny_beir/corpus.jsonl");
+    search::IndexBuildOptions o;
+    o.dense = o.tokens = true;
+    o.encoder = "use-lite:" + model_dir();
+    search::build_index(corpus, dir_, o);
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    if (dir_.empty()) {
+      if (std::getenv("VERITY_REQUIRE_MODELS")) FAIL() << "models/use-lite missing";
+      GTEST_SKIP() << "models/use-lite not converted (scripts/setup_models.sh)";
+    }
+  }
+  static search::Pipeline open(search::PipelineOptions o) { return search::Pipeline(dir_, o); }
+  static inline std::string dir_;
+};
+
+TEST_F(PipelineTest, Stage1Variants) {
+  for (const char* s1 : {"bm25", "dense", "hybrid"}) {
+    search::PipelineOptions o;
+    o.stage1 = s1;
+    auto hits = open(o).search("measles vaccine mortality", 3);
+    ASSERT_FALSE(hits.empty()) << s1;
+    EXPECT_EQ(hits.front().id, "d3") << s1;
+    EXPECT_LE(hits.size(), 3u);
+    for (size_t i = 1; i < hits.size(); ++i) EXPECT_GE(hits[i - 1].score, hits[i].score) << s1;
+  }
+}
+
+TEST_F(PipelineTest, RrfFusionFollowsItsFormula) {
+  search::PipelineOptions o;
+  o.stage1 = "hybrid";
+  o.rrf_k = 60;
+  auto hybrid = open(o).search("dogs and cats", 5);
+  o.stage1 = "bm25";
+  auto lexical = open(o).search("dogs and cats", 5);
+  o.stage1 = "dense";
+  auto dense = open(o).search("dogs and cats", 5);
+  auto rank_in = [](const std::vector<search::SearchHit>& list, const std::string& id) -> double {
+    for (size_t r = 0; r < list.size(); ++r)
+      if (list[r].id == id) return 1.0 / (60.0 + double(r + 1));
+    return 0.0;
+  };
+  for (const auto& h : hybrid)
+    EXPECT_NEAR(h.score, rank_in(lexical, h.id) + rank_in(dense, h.id), 1e-12) << h.id;
+}
+
+TEST_F(PipelineTest, VerifierRerankAndVerdicts) {
+  search::PipelineOptions o;
+  o.stage1 = "hybrid";
+  o.verifier = "f1";
+  o.reject_below = 0.5;
+  auto p = open(o);
+  auto hits = p.search("the cat sat on the mat", 5);
+  ASSERT_FALSE(hits.empty());
+  // Rerank: the final score is the verifier score, in descending order.
+  for (size_t i = 0; i < hits.size(); ++i) {
+    ASSERT_TRUE(hits[i].verifier_score.has_value());
+    EXPECT_DOUBLE_EQ(hits[i].score, *hits[i].verifier_score);
+    EXPECT_EQ(hits[i].verdict, *hits[i].verifier_score >= 0.5 ? "match" : "near-miss");
+    if (i) EXPECT_GE(hits[i - 1].score, hits[i].score);
+  }
+  // The stored token vectors (fp16) give the same F1 as maps built from a fresh encoding.
+  auto enc = encode::make_encoder("use-lite:" + model_dir());
+  encode::EncodeOptions eo;
+  std::vector<std::string> texts{"the cat sat on the mat",
+                                 data::load_corpus(std::string(VERITY_SOURCE_DIR) +
+                                                   "/tests/fixtures/tiny_beir/corpus.jsonl")
+                                     .indexed_text(p.docs().find(hits[0].id))};
+  auto e = enc->encode(texts, eo);
+  auto rows = [&](size_t b) {
+    std::vector<float> out;
+    for (size_t t = 0; t < e.max_tokens; ++t)
+      if (e.mask[b * e.max_tokens + t]) {
+        auto r = e.token_row(b, t);
+        out.insert(out.end(), r.begin(), r.end());
+      }
+    return out;
+  };
+  auto map = verify::SimilarityMap::compute(rows(0), rows(1), e.dim);
+  EXPECT_NEAR(*hits[0].verifier_score, verify::make_verifier("f1")->score(map), 2e-3);
+}
+
+TEST_F(PipelineTest, VerifyCandidatesAndCombineModes) {
+  search::PipelineOptions o;
+  o.verifier = "f1";
+  o.reject_below = 0.99;
+  auto p = open(o);
+  std::vector<std::string> cands{"the dog bit the man", "stock markets fell sharply"};
+  auto v = p.verify("the dog bit the man", cands);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_NEAR(v[0].score, 1.0, 1e-4);  // identical text: every query token finds itself
+  EXPECT_EQ(v[0].verdict, "match");
+  EXPECT_LT(v[1].score, v[0].score);
+  for (const char* combine : {"weighted", "penalty"}) {
+    o.combine = combine;
+    auto hits = open(o).search("river floods in spring", 4);
+    ASSERT_FALSE(hits.empty()) << combine;
+    for (size_t i = 1; i < hits.size(); ++i) EXPECT_GE(hits[i - 1].score, hits[i].score);
+  }
+}
+
+TEST_F(PipelineTest, ConfigErrors) {
+  search::PipelineOptions o;
+  o.stage1 = "sparse";
+  EXPECT_THROW(open(o), ConfigError);
+  o = {};
+  o.reject_below = 0.5;  // verdicts need a verifier
+  EXPECT_THROW(open(o), ConfigError);
+  o = {};
+  o.verifier = "f3";  // an untrained learned verifier is never a default
+  EXPECT_THROW(open(o), ConfigError);
+}
+
+TEST(PipelineParts, MissingPartIsNamed) {
+  auto dir = (fs::temp_directory_path() / ("verity_parts_" + std::to_string(::getpid()))).string();
+  set_quiet(true);
+  auto corpus = data::load_corpus(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/tiny_beir/corpus.jsonl");
+  search::build_index(corpus, dir, {});  // BM25 only
+  search::PipelineOptions o;
+  o.stage1 = "dense";
+  try {
+    search::Pipeline p(dir, o);
+    FAIL() << "expected an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("encoder"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+}  // namespace
