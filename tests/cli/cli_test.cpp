@@ -1,5 +1,7 @@
 // End-to-end tests of the verity binary on a tiny fixture corpus.
 #include <gtest/gtest.h>
+
+#include "run_verity.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -12,25 +14,8 @@
 namespace {
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-Result run(const std::string& args) {
-  auto err_path = fs::temp_directory_path() / ("verity_cli_err_" + std::to_string(::getpid()));
-  std::string cmd = std::string(VERITY_BINARY) + " " + args + " 2>" + err_path.string();
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = ::pclose(p);
-  std::ifstream e(err_path);
-  std::string err((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
-  fs::remove(err_path);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err};
-}
+using verity_test::Result;
+using verity_test::run;
 
 std::string fixture() { return std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/tiny_beir"; }
 
