@@ -307,19 +307,23 @@ struct Server::Impl {
     http.set_read_timeout(10);
     http.set_write_timeout(10);
 
-    // 405 for a known path with the wrong method; the routes below only see allowed ones.
-    static const std::map<std::string, std::pair<std::string, std::string>> kAllowed = {
-        {"/search", {"POST", "POST"}}, {"/verify", {"POST", "POST"}}, {"/health", {"GET", "GET, HEAD"}}};
-    http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-      auto it = kAllowed.find(req.path);
-      if (it == kAllowed.end()) return httplib::Server::HandlerResponse::Unhandled;
-      bool allowed = req.method == it->second.first || (it->second.first == "GET" && req.method == "HEAD");
-      if (allowed) return httplib::Server::HandlerResponse::Unhandled;
-      res.set_header("Allow", it->second.second);
-      reply_error(res, 405, cat("method ", req.method, " not allowed on ", req.path, " (allowed: ",
-                                it->second.second, ")"));
-      return httplib::Server::HandlerResponse::Handled;
-    });
+    // 405 for a known path with the wrong method. These are ordinary routes, not a
+    // pre-routing hook: httplib reads a request's body only before ordinary routes, and a body
+    // left unread on a keep-alive connection would be parsed as the next request.
+    static const std::vector<std::pair<std::string, std::string>> kAllowed = {
+        {"/search", "POST"}, {"/verify", "POST"}, {"/health", "GET, HEAD"}};
+    for (const auto& [path, allowed] : kAllowed) {
+      auto refuse = [path, allowed](const httplib::Request& req, httplib::Response& res) {
+        res.set_header("Allow", allowed);
+        reply_error(res, 405, cat("method ", req.method, " not allowed on ", path, " (allowed: ", allowed, ")"));
+      };
+      if (allowed != "POST") http.Post(path, refuse);
+      if (allowed == "POST") http.Get(path, refuse);
+      http.Put(path, refuse);
+      http.Patch(path, refuse);
+      http.Delete(path, refuse);
+      http.Options(path, refuse);
+    }
     http.Post("/search", [this](const httplib::Request& req, httplib::Response& res) {
       guarded(res, [&] { return search(parse_body(req)); });
     });
