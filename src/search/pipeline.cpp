@@ -131,17 +131,14 @@ struct Pipeline::Impl {
 
   std::vector<double> verify_docs(const std::vector<float>& query_tokens,
                                   const std::vector<Candidate>& cands) const {
-    size_t dim = tokens->dim();
-    std::vector<size_t> counts;
-    size_t total = 0;
-    for (const auto& c : cands) total += counts.emplace_back(tokens->num_tokens(c.doc));
-    std::vector<float> block(total * dim);
-    size_t offset = 0;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      tokens->decode(cands[i].doc, std::span(block).subspan(offset * dim, counts[i] * dim));
-      offset += counts[i];
-    }
-    return score_maps(verify::SimilarityMap::compute_many(query_tokens, block, counts, dim));
+    const size_t dim = tokens->dim();
+    return score_maps(verify::SimilarityMap::compute_streamed(
+        query_tokens, cands.size(), dim, [&](size_t c, std::vector<float>& rows) {
+          const size_t n = tokens->num_tokens(cands[c].doc);
+          rows.resize(n * dim);
+          tokens->decode(cands[c].doc, rows);
+          return n;
+        }));
   }
 
   std::vector<double> score_maps(const std::vector<verify::SimilarityMap>& maps) const {

@@ -5,6 +5,7 @@
 // a zero vector has no direction and gives 0 in its whole row/column.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -27,6 +28,16 @@ class SimilarityMap {
   static std::vector<SimilarityMap> compute_many(std::span<const float> query,
                                                  std::span<const float> candidates,
                                                  std::span<const size_t> counts, size_t dim);
+
+  // Maps of one query against `count` candidates that `fetch(c, rows)` writes
+  // one at a time into `rows` (resized to n × dim; returns n). Stage 2 reads
+  // ~100 stored documents per query: decoding them all before the products
+  // costs more than the products, while one candidate at a time stays in
+  // cache. Candidate values are trusted to be finite (stored token vectors are
+  // checked when the store is built); the query is checked here.
+  using CandidateFetch = std::function<size_t(size_t candidate, std::vector<float>& rows)>;
+  static std::vector<SimilarityMap> compute_streamed(std::span<const float> query, size_t count,
+                                                     size_t dim, const CandidateFetch& fetch);
 
   size_t rows() const { return rows_; }
   size_t cols() const { return cols_; }

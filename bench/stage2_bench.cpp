@@ -1,0 +1,171 @@
+// Stage-2 cost on a real token store: for each simulated query (the first
+// --query-tokens token vectors of a random document) and --k random candidate
+// documents, time the parts of verification separately: decoding the stored
+// vectors, building the similarity maps, and scoring them with each verifier.
+// Prints one JSON object on stdout; timings are medians over --queries.
+//
+//   verity_bench_stage2 TOKENS.vtok [--k 100] [--queries 200] [--query-tokens 16]
+//                       [--threads 1] [--verifiers f1,f3,f4]
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_env.hpp"
+#include "core/error.hpp"
+#include "index/token_store.hpp"
+#include "verify/learned.hpp"
+#include "verify/similarity_map.hpp"
+#include "verify/verifier.hpp"
+
+using namespace verity;
+using json = nlohmann::json;
+
+namespace {
+
+struct Args {
+  std::string store;
+  size_t k = 100, queries = 200, query_tokens = 16;
+  int threads = 1;
+  std::vector<std::string> verifiers = {"f0", "f1", "f2", "f3", "f4"};
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto value = [&]() -> std::string {
+      VERITY_CHECK(i + 1 < argc, ConfigError, s, " needs a value");
+      return argv[++i];
+    };
+    if (s == "--k") a.k = std::stoul(value());
+    else if (s == "--queries") a.queries = std::stoul(value());
+    else if (s == "--query-tokens") a.query_tokens = std::stoul(value());
+    else if (s == "--threads") a.threads = std::stoi(value());
+    else if (s == "--verifiers") {
+      a.verifiers.clear();
+      std::string v = value();
+      for (size_t p = 0; p <= v.size();) {
+        size_t q = v.find(',', p);
+        if (q == std::string::npos) q = v.size();
+        if (q > p) a.verifiers.push_back(v.substr(p, q - p));
+        p = q + 1;
+      }
+    } else if (a.store.empty() && s.rfind("--", 0) != 0) a.store = s;
+    else throw ConfigError(cat("unknown argument '", s, "'"));
+  }
+  VERITY_CHECK(!a.store.empty(), ConfigError, "usage: verity_bench_stage2 TOKENS.vtok [--k N] ...");
+  return a;
+}
+
+double ms(bench::Clock::time_point a, bench::Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+json summary(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto q = [&](double p) { return v[std::min(v.size() - 1, size_t(p * double(v.size())))]; };
+  return {{"p50_ms", q(0.5)}, {"p95_ms", q(0.95)}};
+}
+
+std::unique_ptr<verify::Verifier> make_for_speed(const std::string& name) {
+  // Untrained weights cost the same to run as trained ones.
+  if (name == "f3") return verify::LearnedVerifier::untrained_cnn({}, 1);
+  if (name == "f4") return verify::LearnedVerifier::untrained_vit({}, 1);
+  return verify::make_verifier(name);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::reexec_with_passive_omp_wait(argv);
+  try {
+    Args a = parse_args(argc, argv);
+    torch::set_num_threads(a.threads);
+    index::TokenStore store(a.store);
+    const size_t dim = store.dim();
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<size_t> pick(0, store.num_documents() - 1);
+
+    json out = bench::provenance(argc, argv, VERITY_BUILD_TYPE);
+    out["benchmark"] = "stage2";
+    out["loadavg_start"] = bench::loadavg();
+    out["store"] = {{"path", a.store}, {"precision", index::to_string(store.precision())},
+                    {"documents", store.num_documents()}, {"tokens", store.num_tokens()}, {"dim", dim}};
+    out["k"] = a.k;
+    out["threads"] = a.threads;
+
+    std::vector<double> t_decode, t_maps, t_total_f1, t_streamed, t_streamed_f1;
+    std::map<std::string, std::vector<double>> t_score;
+    std::map<std::string, std::unique_ptr<verify::Verifier>> verifiers;
+    for (const auto& v : a.verifiers) verifiers[v] = make_for_speed(v);
+    size_t candidate_tokens = 0;
+    for (size_t qi = 0; qi < a.queries; ++qi) {
+      auto qdoc = store.get(pick(rng));
+      size_t nq = std::min(a.query_tokens, qdoc.size() / dim);
+      qdoc.resize(nq * dim);
+      std::vector<uint64_t> docs(a.k);
+      for (auto& d : docs) d = pick(rng);
+
+      auto t0 = bench::Clock::now();
+      std::vector<size_t> counts;
+      size_t total = 0;
+      for (auto d : docs) total += counts.emplace_back(store.num_tokens(d));
+      std::vector<float> block(total * dim);
+      for (size_t i = 0, off = 0; i < docs.size(); off += counts[i], ++i)
+        store.decode(docs[i], std::span(block).subspan(off * dim, counts[i] * dim));
+      auto t1 = bench::Clock::now();
+      auto maps = verify::SimilarityMap::compute_many(qdoc, block, counts, dim);
+      auto t2 = bench::Clock::now();
+      t_decode.push_back(ms(t0, t1));
+      t_maps.push_back(ms(t1, t2));
+      // What the pipeline does: one candidate decoded at a time into a cached buffer.
+      auto s0 = bench::Clock::now();
+      auto streamed = verify::SimilarityMap::compute_streamed(
+          qdoc, docs.size(), dim, [&](size_t c, std::vector<float>& rows) {
+            size_t n = store.num_tokens(docs[c]);
+            rows.resize(n * dim);
+            store.decode(docs[c], rows);
+            return n;
+          });
+      auto s1 = bench::Clock::now();
+      t_streamed.push_back(ms(s0, s1));
+      if (verifiers.count("f1")) {
+        verifiers["f1"]->score_batch(streamed);
+        t_streamed_f1.push_back(ms(s0, bench::Clock::now()));
+      }
+      candidate_tokens += total;
+      for (auto& [name, v] : verifiers) {
+        if (name == "f4" && qi % 10 != 0) continue;  // the slow one: every 10th query
+        auto s0 = bench::Clock::now();
+        auto scores = v->score_batch(maps);
+        auto s1 = bench::Clock::now();
+        t_score[name].push_back(ms(s0, s1));
+        if (name == "f1") t_total_f1.push_back(ms(t0, s1));
+      }
+    }
+    out["mean_candidate_tokens"] = double(candidate_tokens) / double(a.queries * a.k);
+    out["decode"] = summary(t_decode);
+    out["maps"] = summary(t_maps);
+    json scoring;
+    for (auto& [name, v] : t_score) {
+      auto s = summary(v);
+      s["pairs_per_s"] = double(a.k) / (s["p50_ms"].get<double>() / 1000.0);
+      scoring[name] = s;
+    }
+    out["score"] = scoring;
+    if (!t_total_f1.empty()) out["f1_rerank_total_batched"] = summary(t_total_f1);
+    out["maps_streamed"] = summary(t_streamed);
+    if (!t_streamed_f1.empty()) out["f1_rerank_total"] = summary(t_streamed_f1);
+    out["loadavg_end"] = bench::loadavg();
+    std::cout << out.dump(2) << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "verity_bench_stage2: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
