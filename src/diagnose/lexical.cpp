@@ -1,0 +1,94 @@
+#include "diagnose/lexical.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace verity::diagnose {
+
+IdfTable::IdfTable(size_t num_docs, std::unordered_map<std::string, uint32_t> df)
+    : num_docs_(num_docs), df_(std::move(df)) {
+  for (const auto& [term, count] : df_)
+    VERITY_CHECK(count <= num_docs_, ConfigError, "idf table: df(\"", term, "\") = ", count,
+                 " exceeds the ", num_docs_, " documents");
+}
+
+IdfTable IdfTable::build(std::span<const std::string> documents, const text::Analyzer& analyzer) {
+  std::unordered_map<std::string, uint32_t> df;
+  std::vector<std::string> tokens;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    tokens.clear();
+    try {
+      analyzer.analyze(documents[i], tokens);
+    } catch (const FormatError& e) {
+      throw FormatError(cat("idf corpus document ", i + 1, ": ", e.what()));
+    }
+    std::sort(tokens.begin(), tokens.end());
+    tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+    for (auto& t : tokens) ++df[std::move(t)];
+  }
+  return IdfTable(documents.size(), std::move(df));
+}
+
+uint32_t IdfTable::df(std::string_view term) const {
+  auto it = df_.find(std::string(term));
+  return it == df_.end() ? 0 : it->second;
+}
+
+double IdfTable::idf_from_df(size_t num_docs, uint32_t df) {
+  double n = double(num_docs), d = double(df);
+  return std::log(1.0 + (n - d + 0.5) / (d + 0.5));
+}
+
+double IdfTable::idf(std::string_view term) const { return idf_from_df(num_docs_, df(term)); }
+
+LexicalScorer::LexicalScorer(const IdfTable& idf, text::Analyzer analyzer)
+    : idf_table_(idf), analyzer_(std::move(analyzer)) {}
+
+const std::vector<uint32_t>& LexicalScorer::terms(const std::string& text) {
+  auto found = text_terms_.find(text);
+  if (found != text_terms_.end()) return found->second;
+  scratch_.clear();
+  analyzer_.analyze(text, scratch_);
+  std::vector<uint32_t> ids;
+  ids.reserve(scratch_.size());
+  for (auto& token : scratch_) {
+    auto [it, inserted] = term_ids_.try_emplace(token, uint32_t(idf_.size()));
+    if (inserted) idf_.push_back(idf_table_.idf(token));
+    ids.push_back(it->second);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return text_terms_.emplace(text, std::move(ids)).first->second;
+}
+
+LexicalScores LexicalScorer::score(std::span<const uint32_t> q, std::span<const uint32_t> n) const {
+  LexicalScores s;
+  if (q.empty()) {
+    s.empty_query = true;
+    return s;
+  }
+  double total = 0, residual = 0;
+  size_t missing = 0;
+  auto it = n.begin();
+  for (uint32_t t : q) {  // both sorted: one merge pass
+    while (it != n.end() && *it < t) ++it;
+    bool covered = it != n.end() && *it == t;
+    total += idf_[t];
+    if (!covered) {
+      residual += idf_[t];
+      ++missing;
+    }
+  }
+  s.residuality = residual / total;  // idf > 0 for every term, so total > 0
+  s.noncoverage = double(missing) / double(q.size());
+  return s;
+}
+
+LexicalScores LexicalScorer::score(const std::string& query, const std::string& negative) {
+  const auto& q = terms(query);  // unordered_map references survive rehashing
+  return score(q, terms(negative));
+}
+
+}  // namespace verity::diagnose
