@@ -1,6 +1,8 @@
 #include "verify/verifier.hpp"
 
 #include <charconv>
+#include <cstdlib>
+#include <filesystem>
 #include <unordered_set>
 
 #include "core/error.hpp"
@@ -25,7 +27,9 @@ std::vector<VerifierKind> verifier_kinds() {
           {"f1", "MaxSim: mean over query tokens of the best candidate-token similarity"},
           {"f2", "soft alignment with positional bias; keys lambda=0.1, tau=0.1"},
           {"f3", "small CNN over the map (f3:PATH, trained weights file required)"},
-          {"f4", "small ViT over map patches (f4:PATH, trained weights file required)"}};
+          {"f4", "small ViT over map patches (f4:PATH, trained weights file required)"},
+          {"default", "the committed trained default verifier (assets/verifiers/default.vvrf; "
+                      "$VERITY_DEFAULT_VERIFIER overrides the path)"}};
 }
 
 namespace {
@@ -67,6 +71,17 @@ std::unique_ptr<Verifier> make_soft_align(std::string_view spec, std::string_vie
   return std::make_unique<SoftAlignVerifier>(lambda, tau);
 }
 
+#ifndef VERITY_DEFAULT_VERIFIER_FILE  // set by CMakeLists.txt to the source tree's file
+#define VERITY_DEFAULT_VERIFIER_FILE "assets/verifiers/default.vvrf"
+#endif
+
+// "default": $VERITY_DEFAULT_VERIFIER if set, else the source tree's
+// assets/verifiers/default.vvrf (provenance in assets/verifiers/default.json).
+std::string default_verifier_path() {
+  if (const char* env = std::getenv("VERITY_DEFAULT_VERIFIER"); env && *env) return env;
+  return VERITY_DEFAULT_VERIFIER_FILE;
+}
+
 }  // namespace
 
 std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
@@ -80,6 +95,15 @@ std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
     return std::make_unique<MaxSimVerifier>();
   }
   if (kind == "f2") return make_soft_align(spec, args);
+  if (kind == "default") {
+    VERITY_CHECK(colon == std::string_view::npos, ConfigError, "verifier spec '", spec,
+                 "': default takes no arguments");
+    const auto path = default_verifier_path();
+    VERITY_CHECK(std::filesystem::exists(path), ConfigError, "verifier spec 'default': ", path,
+                 " does not exist (scripts/train_default_verifier.sh trains it; "
+                 "$VERITY_DEFAULT_VERIFIER picks another file)");
+    return LearnedVerifier::load(path);
+  }
   if (kind == "f3" || kind == "f4") {
     VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec, "': ", kind,
                  " needs a trained weights file (", kind,

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Trains the default verifier (assets/verifiers/default.vvrf): F3, frozen USE-lite
+# maps, near-miss triples mixed with SciFact *train* BM25 triples, early stop on dev.
+# Writes default.vvrf and default.json (the command, data hashes, accuracies) atomically
+# enough: both are produced in a temp dir and moved into place at the end.
+#   usage: scripts/train_default_verifier.sh [BUILD_DIR] [NM_DATA_DIR]
+# Env: EPOCHS, MAX_TRAIN, RETRIEVAL_RATIO, SEED; CKPT_DIR=D keeps checkpoints in D
+# and RESUME=1 continues from D (e.g. to cut a long run after its last full epoch).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$repo/build}"
+nm="${2:-/work/nm-data}"
+scifact="${VERITY_SHARED_DATA:-$repo/../shared/data}/beir/scifact"
+out="$repo/assets/verifiers"
+tmp="$(mktemp -d "$out/.tmp.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+
+cmd=("$build/verity" train-verifier
+  --train "$nm/train.jsonl" --dev "$nm/dev.jsonl" --test "$nm/test.jsonl"
+  --retrieval "$scifact" --retrieval-ratio "${RETRIEVAL_RATIO:-0.3}" --retrieval-top 20
+  --encoder use-lite --mode frozen --verifier f3 --loss pairwise
+  --epochs "${EPOCHS:-3}" --patience 1 --batch-size 32 --lr 1e-3 --seed "${SEED:-1}"
+  --max-train "${MAX_TRAIN:-1500}"
+  --checkpoint-dir "${CKPT_DIR:-$tmp/ckpt}" ${RESUME:+--resume} --out "$tmp/default.vvrf" --json)
+echo "+ ${cmd[*]}" >&2
+"${cmd[@]}" > "$tmp/summary.json"
+
+python3 - "$tmp/summary.json" "$tmp/default.json" "$nm" <<'PY'
+import hashlib, json, subprocess, sys
+summary = json.load(open(sys.argv[1]))
+nm = sys.argv[3]
+def sha256(p):
+    return hashlib.sha256(open(p, "rb").read()).hexdigest()
+summary["sha256"] = {f"{nm}/{s}.jsonl": sha256(f"{nm}/{s}.jsonl") for s in ("train", "dev", "test")}
+summary["git_sha"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+summary["file"] = "assets/verifiers/default.vvrf"
+json.dump(summary, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+mv "$tmp/default.vvrf" "$out/default.vvrf"
+mv "$tmp/default.json" "$out/default.json"
+echo "wrote $out/default.vvrf and $out/default.json" >&2

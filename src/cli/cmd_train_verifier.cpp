@@ -1,0 +1,305 @@
+// verity train-verifier: trains an F3/F4 verifier on triple JSONL (frozen
+// encoder), optionally mixed with BM25-mined retrieval triples of a BEIR
+// dataset's train qrels. Details: docs/TRAINING.md.
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "core/crc32c.hpp"
+#include "core/log.hpp"
+#include "data/beir.hpp"
+#include "data/triples.hpp"
+#include "encode/registry.hpp"
+#include "train/retrieval_triples.hpp"
+#include "train/verifier_training.hpp"
+#include "verify/learned.hpp"
+
+namespace verity::cli {
+namespace {
+
+struct TrainVerifierArgs {
+  CommonFlags common;
+  std::string train, dev, test, out;
+  std::string encoder = "use-lite";
+  std::string mode = "frozen";
+  std::string encoder_out;  // end2end: fine-tuned encoder directory
+  double encoder_lr = 1e-5;
+  std::string verifier = "f3";
+  size_t map_size = verify::kDefaultMapSize;
+  std::vector<int64_t> channels = {32, 64, 128};
+  size_t vit_patch = 8, vit_dim = 256, vit_layers = 2, vit_heads = 8, vit_mlp = 512;
+  size_t max_train = 0;
+  size_t encode_batch = 32;
+  std::string retrieval;           // BEIR dataset dir (train qrels)
+  double retrieval_ratio = 0.5;    // retrieval triples per near-miss training triple
+  size_t retrieval_top = 20;
+  double retrieval_dev_fraction = 0.1;
+  int threads = 0;
+  train::TrainOptions train_options;
+};
+
+nlohmann::json accuracy_json(const train::PairwiseAccuracy& a) {
+  nlohmann::json by_type = nlohmann::json::object();
+  for (const auto& [type, ct] : a.by_type)
+    by_type[type] = {{"accuracy", ct.second ? double(ct.first) / double(ct.second) : 0.0},
+                     {"correct", ct.first},
+                     {"total", ct.second}};
+  return {{"accuracy", a.accuracy()}, {"total", a.total}, {"by_type", by_type}};
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream os;
+  os << std::hex << v;
+  return os.str();
+}
+
+// Draws `count` of `triples` (all when count >= size) in a seeded order.
+std::vector<data::Triple> sample(std::vector<data::Triple> triples, size_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x2545f4914f6cdd1dULL + 7);
+  std::shuffle(triples.begin(), triples.end(), rng);
+  if (count < triples.size()) triples.resize(count);
+  return triples;
+}
+
+void run_train_verifier(TrainVerifierArgs& a) {
+  apply_common_flags(a.common);
+  install_interrupt_handler();
+  VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
+               " is unknown (valid: frozen, end2end)");
+  const bool end2end = a.mode == "end2end";
+  if (end2end && a.encoder_out.empty()) a.encoder_out = a.out + ".encoder";
+  const auto losses = train::loss_names();
+  if (std::find(losses.begin(), losses.end(), a.train_options.loss) == losses.end())
+    throw ConfigError(cat("--loss ", a.train_options.loss, " is unknown (valid: pairwise, margin, mnrl)"));
+  nlohmann::json inputs = nlohmann::json::object();
+
+  auto train_file = data::read_triples(a.train);
+  inputs["train"] = {{"path", a.train}, {"fnv1a64", hex(train_file.content_hash)},
+                     {"triples", train_file.triples.size()}};
+  auto train_triples = std::move(train_file.triples);
+  if (a.max_train && train_triples.size() > a.max_train)
+    train_triples = sample(std::move(train_triples), a.max_train, a.train_options.seed);
+  std::vector<data::Triple> dev_triples, test_triples;
+  if (!a.dev.empty()) {
+    auto f = data::read_triples(a.dev);
+    inputs["dev"] = {{"path", a.dev}, {"fnv1a64", hex(f.content_hash)}, {"triples", f.triples.size()}};
+    dev_triples = std::move(f.triples);
+  }
+  if (!a.test.empty()) {
+    auto f = data::read_triples(a.test);
+    inputs["test"] = {{"path", a.test}, {"fnv1a64", hex(f.content_hash)}, {"triples", f.triples.size()}};
+    test_triples = std::move(f.triples);
+  }
+  const size_t near_miss_train = train_triples.size();
+  if (!a.retrieval.empty()) {
+    auto dataset = data::load_beir(a.retrieval, "train");
+    train::RetrievalTripleOptions ro;
+    ro.top = a.retrieval_top;
+    ro.seed = a.train_options.seed;
+    ro.threads = a.threads;
+    auto mined = train::bm25_retrieval_triples(dataset, ro);
+    std::vector<data::Triple> rtrain, rdev;
+    for (auto& t : mined.triples) {
+      // Held out by query text: every triple of a query lands on one side.
+      (train::held_out_query(t.query, a.retrieval_dev_fraction) ? rdev : rtrain).push_back(std::move(t));
+    }
+    const auto wanted = size_t(a.retrieval_ratio * double(near_miss_train) + 0.5);
+    if (wanted > rtrain.size())
+      log("retrieval: ratio ", a.retrieval_ratio, " asks for ", wanted, " triples, ", rtrain.size(),
+          " exist; using all");
+    rtrain = sample(std::move(rtrain), wanted, a.train_options.seed);
+    log("retrieval: ", mined.queries, " queries with qrels, ", mined.no_negative,
+        " without a non-relevant doc in the BM25 top ", a.retrieval_top, "; ", rtrain.size(),
+        " train + ", rdev.size(), " dev triples");
+    inputs["retrieval"] = {{"dir", a.retrieval},
+                           {"split", "train"},
+                           {"corpus_fnv1a64", hex(dataset.corpus.content_hash)},
+                           {"queries_fnv1a64", hex(dataset.report.queries_hash)},
+                           {"qrels_fnv1a64", hex(dataset.report.qrels_hash)},
+                           {"ratio", a.retrieval_ratio},
+                           {"top", a.retrieval_top},
+                           {"dev_fraction", a.retrieval_dev_fraction},
+                           {"train_triples", rtrain.size()},
+                           {"dev_triples", rdev.size()},
+                           {"queries_without_negative", mined.no_negative}};
+    train_triples.insert(train_triples.end(), rtrain.begin(), rtrain.end());
+    dev_triples.insert(dev_triples.end(), rdev.begin(), rdev.end());
+  }
+
+  train::TextBank bank;
+  const auto train_ix = train::index_triples(train_triples, bank);
+  const auto dev_ix = train::index_triples(dev_triples, bank);
+  const auto test_ix = train::index_triples(test_triples, bank);
+  auto encoder = encode::make_encoder(a.encoder);
+  double encode_seconds = 0;
+  auto encode_bank = [&] {
+    log("encoding ", bank.size(), " unique texts with ", encoder->spec());
+    const auto t_encode = std::chrono::steady_clock::now();
+    bank.encode(*encoder, a.encode_batch);
+    encode_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_encode).count();
+  };
+  if (!end2end) encode_bank();
+
+  std::unique_ptr<verify::LearnedVerifier> model;
+  if (a.verifier == "f3") {
+    verify::CnnConfig c;
+    c.map_size = a.map_size;
+    c.channels = a.channels;
+    model = verify::LearnedVerifier::untrained_cnn(c, a.train_options.seed);
+  } else {
+    verify::VitConfig c;
+    c.map_size = a.map_size;
+    c.patch = a.vit_patch;
+    c.dim = a.vit_dim;
+    c.layers = a.vit_layers;
+    c.heads = a.vit_heads;
+    c.mlp_dim = a.vit_mlp;
+    model = verify::LearnedVerifier::untrained_vit(c, a.train_options.seed);
+  }
+  log("training ", a.verifier, " (", model->parameter_count(), " parameters) on ", train_ix.size(),
+      " triples, dev ", dev_ix.size(), ", loss ", a.train_options.loss, ", seed ", a.train_options.seed);
+  auto options = a.train_options;
+  options.fingerprint = cat("train=", hex(train_file.content_hash), "|dev=", inputs.value("dev", nlohmann::json()).dump(),
+                            "|retrieval=", inputs.value("retrieval", nlohmann::json()).dump(),
+                            "|max_train=", a.max_train, "|encoder=", encoder->spec());
+  train::TrainReport report;
+  if (end2end) {
+    train::EndToEndOptions e2e;
+    e2e.encoder = a.encoder;
+    e2e.encoder_out = a.encoder_out;
+    e2e.encoder_lr = a.encoder_lr;
+    report = train::train_end_to_end(*model, bank, train_ix, dev_ix, options, e2e);
+    if (!report.stopped_at_max_steps) {
+      // Evaluate as search would: the verifier on maps of the fine-tuned encoder.
+      encoder = encode::make_encoder(a.encoder_out);
+      bank = train::TextBank();
+      train::index_triples(train_triples, bank);
+      train::index_triples(dev_triples, bank);
+      train::index_triples(test_triples, bank);
+      encode_bank();
+    }
+  } else {
+    report = train::train_frozen(*model, bank, train_ix, dev_ix, options);
+  }
+  if (report.stopped_at_max_steps) {
+    log("stopped at --max-steps ", options.max_steps, " before the planned epochs; ", a.out,
+        " not written (resume with --resume)");
+    if (a.common.json)
+      print_json({{"argv", invocation()}, {"steps", report.steps}, {"stopped_at_max_steps", true},
+                  {"examples_per_s", report.examples_per_second}});
+    return;
+  }
+
+  // Accuracy through the inference path; training accuracy on at most 2000 triples.
+  const std::span<const train::IndexedTriple> train_probe(train_ix.data(), std::min<size_t>(train_ix.size(), 2000));
+  const auto train_acc = train::pairwise_accuracy(*model, bank, train_probe);
+  const auto dev_acc = train::pairwise_accuracy(*model, bank, dev_ix);
+  const auto t_test = std::chrono::steady_clock::now();
+  const auto test_acc = train::pairwise_accuracy(*model, bank, test_ix);
+  const double test_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_test).count();
+
+  nlohmann::json summary = {
+      {"argv", invocation()},
+      {"mode", a.mode},
+      {"verifier", a.verifier},
+      {"parameters", model->parameter_count()},
+      {"encoder", end2end ? a.encoder_out : a.encoder},
+      {"encoder_spec", encoder->spec()},
+      {"base_encoder", a.encoder},
+      {"loss", options.loss},
+      {"seed", options.seed},
+      {"epochs", options.epochs},
+      {"batch_size", options.batch_size},
+      {"lr", options.lr},
+      {"inputs", inputs},
+      {"near_miss_train_triples", near_miss_train},
+      {"train_triples", train_ix.size()},
+      {"dev_triples", dev_ix.size()},
+      {"steps", report.steps},
+      {"examples", report.examples},
+      {"epochs_completed", report.epochs_completed},
+      {"best_epoch", report.best_epoch},
+      {"best_dev_pairwise_acc", report.best_dev_accuracy},
+      {"early_stopped", report.early_stopped},
+      {"stopped_at_max_steps", report.stopped_at_max_steps},
+      {"resumed_from_step", report.resumed_from_step},
+      {"train_seconds", report.train_seconds},
+      {"examples_per_s", report.examples_per_second},
+      {"encode_seconds", encode_seconds},
+  };
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const auto& e : report.epochs)
+    epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"dev_pairwise_acc", e.dev_accuracy}});
+  summary["epoch_log"] = epochs;
+  summary["train_pairwise_acc"] = accuracy_json(train_acc);
+  if (!dev_ix.empty()) summary["dev_pairwise_acc"] = accuracy_json(dev_acc);
+  if (!test_ix.empty()) {
+    summary["test_pairwise_acc"] = accuracy_json(test_acc);
+    summary["test_pairs_per_s"] = test_seconds > 0 ? 2.0 * double(test_ix.size()) / test_seconds : 0.0;
+  }
+
+  auto provenance = summary;
+  provenance.erase("epoch_log");
+  model->mark_trained(provenance.dump());
+  model->save(a.out);
+  summary["out"] = a.out;
+  log("wrote ", model->spec(), end2end ? cat(" and the fine-tuned encoder ", a.encoder_out) : std::string(),
+      "; test pairwise acc ", test_ix.empty() ? std::string("n/a") : std::to_string(test_acc.accuracy()));
+  if (a.common.json) print_json(summary);
+}
+
+void setup_train_verifier(CLI::App& app) {
+  auto a = std::make_shared<TrainVerifierArgs>();
+  auto* cmd = app.add_subcommand("train-verifier", "Train an F3/F4 verifier on (query, positive, negative) triples");
+  auto& o = a->train_options;
+  cmd->add_option("--train", a->train, "Training triples (JSONL, data/triples.hpp)")->required();
+  cmd->add_option("--dev", a->dev, "Dev triples: early stopping and best-epoch choice");
+  cmd->add_option("--test", a->test, "Test triples: pairwise accuracy per type in the summary");
+  cmd->add_option("--out", a->out, "Output verifier file (VVRF, written atomically)")->required();
+  cmd->add_option("--encoder", a->encoder, "Encoder whose token vectors make the maps")->capture_default_str();
+  cmd->add_option("--mode", a->mode, "frozen (encoder fixed, token vectors cached) | end2end (encoder fine-tuned)")
+      ->capture_default_str();
+  cmd->add_option("--encoder-lr", a->encoder_lr, "end2end: AdamW learning rate of the encoder")->capture_default_str();
+  cmd->add_option("--encoder-out", a->encoder_out, "end2end: fine-tuned encoder directory (default: OUT.encoder)");
+  cmd->add_option("--verifier", a->verifier, "f3 (CNN) | f4 (ViT)")
+      ->check(CLI::IsMember({"f3", "f4"}))->capture_default_str();
+  cmd->add_option("--map-size", a->map_size, "Map canvas size (crop/pad)")->capture_default_str();
+  cmd->add_option("--channels", a->channels, "F3 channels of the three conv layers")->delimiter(',')->expected(3);
+  cmd->add_option("--vit-patch", a->vit_patch, "F4 patch size")->capture_default_str();
+  cmd->add_option("--vit-dim", a->vit_dim, "F4 width")->capture_default_str();
+  cmd->add_option("--vit-layers", a->vit_layers, "F4 transformer blocks")->capture_default_str();
+  cmd->add_option("--vit-heads", a->vit_heads, "F4 attention heads")->capture_default_str();
+  cmd->add_option("--vit-mlp", a->vit_mlp, "F4 MLP width")->capture_default_str();
+  cmd->add_option("--loss", o.loss, "pairwise | margin | mnrl")->capture_default_str();
+  cmd->add_option("--margin", o.margin, "Margin loss: required sigmoid-score gap")->capture_default_str();
+  cmd->add_option("--mnrl-scale", o.mnrl_scale, "MNRL: scale on sigmoid scores")->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "Maximum epochs")->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Triples per step")->capture_default_str();
+  cmd->add_option("--lr", o.lr, "AdamW learning rate of the verifier")->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay, "AdamW weight decay")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Initialization, shuffling, sampling")->capture_default_str();
+  cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "Directory for checkpoint.vtck");
+  cmd->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints (0: each epoch)")
+      ->capture_default_str();
+  cmd->add_flag("--resume", o.resume, "Continue from --checkpoint-dir");
+  cmd->add_option("--patience", o.patience, "Early stop after N epochs without dev gain (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--max-steps", o.max_steps, "Stop after N optimizer steps in total (0: off)");
+  cmd->add_option("--max-train", a->max_train, "Use at most N near-miss training triples (seeded sample)");
+  cmd->add_option("--encode-batch", a->encode_batch, "Texts per encoder forward pass")->capture_default_str();
+  cmd->add_option("--retrieval", a->retrieval, "BEIR dataset dir: mix in BM25 triples of its train qrels");
+  cmd->add_option("--retrieval-ratio", a->retrieval_ratio, "Retrieval triples per near-miss training triple")
+      ->capture_default_str();
+  cmd->add_option("--retrieval-top", a->retrieval_top, "Negatives come from the BM25 top N")->capture_default_str();
+  cmd->add_option("--retrieval-dev-fraction", a->retrieval_dev_fraction,
+                  "Share of retrieval queries held out into dev")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "BM25 build threads (0: all cores)");
+  add_common_flags(cmd, a->common);
+  cmd->callback([a] { run_train_verifier(*a); });
+}
+
+VERITY_REGISTER_COMMAND("train-verifier", setup_train_verifier);
+}  // namespace
+}  // namespace verity::cli

@@ -1,0 +1,90 @@
+// make_verifier("default"): the committed trained verifier, or the file named
+// by $VERITY_DEFAULT_VERIFIER.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "verify/learned.hpp"
+#include "verify/verifier.hpp"
+
+namespace fs = std::filesystem;
+using namespace verity;
+using namespace verity::verify;
+
+namespace {
+
+struct EnvGuard {
+  EnvGuard() {
+    if (const char* v = std::getenv("VERITY_DEFAULT_VERIFIER")) saved = v, had = true;
+  }
+  ~EnvGuard() {
+    if (had) setenv("VERITY_DEFAULT_VERIFIER", saved.c_str(), 1);
+    else unsetenv("VERITY_DEFAULT_VERIFIER");
+  }
+  std::string saved;
+  bool had = false;
+};
+
+SimilarityMap diagonal(size_t n) {
+  std::vector<float> v(n * n, 0.1f);
+  for (size_t i = 0; i < n; ++i) v[i * n + i] = 0.9f;
+  return SimilarityMap(n, n, v);
+}
+
+TEST(DefaultVerifier, EnvVariableSelectsTheFile) {
+  EnvGuard guard;
+  const auto path = (fs::temp_directory_path() / ("verity_default_" + std::to_string(::getpid()) + ".vvrf")).string();
+  CnnConfig c;
+  c.map_size = 16;
+  c.channels = {4, 4, 4};
+  auto v = LearnedVerifier::untrained_cnn(c, 11);
+  v->mark_trained("test fixture");
+  v->save(path);
+  setenv("VERITY_DEFAULT_VERIFIER", path.c_str(), 1);
+  auto d = make_verifier("default");
+  EXPECT_EQ(d->spec(), "f3:" + path);
+  EXPECT_TRUE(d->is_trained());
+  EXPECT_FLOAT_EQ(d->score(diagonal(5)), v->score(diagonal(5)));
+  fs::remove(path);
+}
+
+TEST(DefaultVerifier, MissingFileIsAConfigErrorNamingIt) {
+  EnvGuard guard;
+  setenv("VERITY_DEFAULT_VERIFIER", "/nonexistent/default.vvrf", 1);
+  try {
+    make_verifier("default");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/default.vvrf"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(make_verifier("default:x"), ConfigError);
+}
+
+TEST(DefaultVerifier, KindIsListed) {
+  bool listed = false;
+  for (const auto& k : verifier_kinds()) listed |= k.name == "default";
+  EXPECT_TRUE(listed);
+}
+
+// The committed default: a trained F3 whose provenance names its encoder.
+TEST(DefaultVerifier, CommittedFileIsATrainedF3) {
+  EnvGuard guard;
+  unsetenv("VERITY_DEFAULT_VERIFIER");
+  const auto path = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/default.vvrf";
+  ASSERT_TRUE(fs::exists(path)) << path;
+  EXPECT_LE(fs::file_size(path), 5u * 1024 * 1024);
+  auto d = make_verifier("default");
+  EXPECT_EQ(d->spec(), "f3:" + path);
+  ASSERT_TRUE(d->is_trained());
+  auto learned = LearnedVerifier::load(path);
+  const auto provenance = nlohmann::json::parse(learned->provenance());
+  EXPECT_EQ(provenance.at("encoder").get<std::string>(), "use-lite");
+  EXPECT_FALSE(provenance.at("argv").get<std::string>().empty());
+}
+
+}  // namespace
