@@ -135,8 +135,12 @@ TEST_F(NearmissBuilder, EveryTripleIsWellFormed) {
       EXPECT_FALSE(t.source.empty());
       types.insert(t.type);
       sources.insert(t.source);
-      if (t.source == "stepgame") EXPECT_EQ(t.type, "spatial");
-      if (t.source == "cannot") EXPECT_EQ(t.type, "negation");
+      if (t.source == "stepgame") {
+        EXPECT_EQ(t.type, "spatial");
+      }
+      if (t.source == "cannot") {
+        EXPECT_EQ(t.type, "negation");
+      }
     }
   EXPECT_TRUE(sources.count("stepgame"));
   EXPECT_TRUE(sources.count("cannot"));
