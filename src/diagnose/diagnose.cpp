@@ -80,7 +80,7 @@ struct Embeddings {
 struct Diagnoser::Impl {
   DiagnoseOptions opt;
   std::vector<SourceReport> reports;
-  std::vector<TripleValues> values;
+  mutable std::vector<TripleValues> values;  // similarity tables are filled lazily
   Embeddings emb;
   double s0 = 0;
   mutable Timings timings;
@@ -88,7 +88,26 @@ struct Diagnoser::Impl {
   double mnrl_loss(const TripleValues& v, std::span<const uint32_t> idx) const;
   double eci_sem(const TripleValues& v, std::span<const uint32_t> idx) const;
   SourceStats stats(const TripleValues& v, std::span<const uint32_t> idx, bool full) const;
+  void build_similarity_tables() const;
 };
+
+// Only resampling needs them: one MNRL pass over a source reads just its
+// batch-local similarities, so the n x n tables would cost more than they save.
+void Diagnoser::Impl::build_similarity_tables() const {
+  const size_t d = emb.dim;
+  for (auto& v : values) {
+    size_t n = v.count();
+    if (n > kMaxSimilarityTable || !v.sim_qp.empty()) continue;
+    v.sim_qp.resize(n * n);
+    v.sim_qn.resize(n * n);
+    parallel_for(n, opt.threads, [&](size_t i) {
+      for (size_t j = 0; j < n; ++j) {
+        v.sim_qp[i * n + j] = float(dot(emb.row(v.q[i]), emb.row(v.p[j]), d));
+        v.sim_qn[i * n + j] = float(dot(emb.row(v.q[i]), emb.row(v.n[j]), d));
+      }
+    });
+  }
+}
 
 namespace {
 std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
@@ -289,16 +308,6 @@ void Diagnoser::run(std::vector<SourceInput> sources, LexicalScorer& lexical, Em
       double inv = 1.0 / std::sqrt(norm);
       for (size_t i = 0; i < d; ++i) rk[i] *= inv;
     }
-    if (n <= kMaxSimilarityTable) {
-      v.sim_qp.resize(n * n);
-      v.sim_qn.resize(n * n);
-      parallel_for(n, I.opt.threads, [&](size_t i) {
-        for (size_t j = 0; j < n; ++j) {
-          v.sim_qp[i * n + j] = float(dot(I.emb.row(v.q[i]), I.emb.row(v.p[j]), d));
-          v.sim_qn[i * n + j] = float(dot(I.emb.row(v.q[i]), I.emb.row(v.n[j]), d));
-        }
-      });
-    }
     std::vector<uint32_t> all(n);
     std::iota(all.begin(), all.end(), 0);
     auto rng = rng_for(I.opt.seed, 0xba7c4, si);
@@ -451,6 +460,7 @@ AgreementReport Diagnoser::agreement(const TransferTable& transfer, size_t boots
   const auto& I = *impl_;
   auto t0 = Clock::now();
   auto a = align(I.reports, transfer);
+  I.build_similarity_tables();
   const auto& names = diagnostic_names();
   const size_t m = a.report_index.size(), nd = names.size();
   AgreementReport out;
@@ -494,6 +504,7 @@ MatchedReport Diagnoser::matched(const TransferTable& transfer, std::span<const 
   const auto& I = *impl_;
   auto t0 = Clock::now();
   auto a = align(I.reports, transfer);
+  I.build_similarity_tables();
   const size_t m = a.report_index.size();
   std::vector<std::string> names;  // psi is matched by construction: only the others
   for (const auto& n : diagnostic_names())
