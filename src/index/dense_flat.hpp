@@ -18,6 +18,10 @@ class FlatIndex final : public DenseIndex {
   size_t dim() const override { return dim_; }
   std::string spec() const override { return "flat"; }
   void save(const std::string& path) const override;
+  // The stored (normalized) vectors and their ids, in insertion order: to
+  // build an approximate index from the same vectors, as the benchmark does.
+  std::span<const float> vectors() const { return vectors_; }
+  std::span<const int64_t> ids() const { return ids_; }
   // Restores the index from an opened "VDNS" file (called by load_dense_index).
   static std::unique_ptr<FlatIndex> load(const SectionFile& file, size_t dim, size_t count);
 

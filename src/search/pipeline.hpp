@@ -25,13 +25,15 @@ namespace verity::search {
 
 struct PipelineOptions {
   std::string stage1 = "bm25";   // bm25 | dense | hybrid
-  std::string fusion = "rrf";    // hybrid: rrf | weighted
+  // Defaults chosen on SciFact's train split (scripts/tune_two_stage.sh;
+  // docs/RESULTS.md): a light dense weight and a light verifier weight.
+  std::string fusion = "weighted";  // hybrid: rrf | weighted
   double rrf_k = 60;
-  double dense_weight = 0.5;     // hybrid weighted fusion: weight of the dense list
+  double dense_weight = 0.2;     // hybrid weighted fusion: weight of the dense list
   size_t candidates = 100;       // K: stage-1 results passed to stage 2
   std::string verifier = "none"; // none | f0 | f1 | f2 | f3:PATH | f4:PATH
-  std::string combine = "rerank";  // rerank | weighted | penalty
-  double verifier_weight = 0.5;    // weighted combine
+  std::string combine = "weighted";  // rerank | weighted | penalty
+  double verifier_weight = 0.2;      // weighted combine
   double penalty_beta = 0.5, penalty_tau = 0.9;
   std::optional<double> reject_below;  // verdicts: score >= T -> match, else near-miss
   std::string encoder;           // "" = the encoder recorded in the index

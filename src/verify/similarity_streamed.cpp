@@ -1,6 +1,7 @@
 // Streamed similarity maps: one candidate decoded at a time into a cached
 // buffer, dot products by a register-blocked AVX2/FMA kernel when the CPU has
 // it (portable loops otherwise).
+#include <ATen/Parallel.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -120,26 +121,30 @@ std::vector<SimilarityMap> SimilarityMap::compute_streamed(std::span<const float
     for (size_t k = 0; k < dim; ++k) q[i * dim + k] *= q_inv[i];
 
   std::vector<SimilarityMap> maps(count);
-  std::vector<float> rows, inv;
-  for (size_t ci = 0; ci < count; ++ci) {
-    const size_t n = fetch(ci, rows);
-    VERITY_CHECK(rows.size() >= n * dim, ConfigError, "similarity map: candidate ", ci, " has ",
-                 rows.size(), " floats for ", n, " rows of ", dim);
-    SimilarityMap& m = maps[ci];
-    m.rows_ = nq;
-    m.cols_ = n;
-    m.values_.assign(nq * n, 0.0f);
-    if (nq == 0 || n == 0) continue;
-    inv.resize(n);
-    if (avx2) {
-      inverse_norms_avx2(rows.data(), n, dim, inv.data());
-      dots_avx2(q.data(), nq, rows.data(), inv.data(), n, dim, m.values_.data());
-    } else {
-      inverse_norms_portable(rows.data(), n, dim, inv.data());
-      dots_portable(q.data(), nq, rows.data(), inv.data(), n, dim, m.values_.data());
+  // Candidates are independent: split them over the intra-op threads (the
+  // encoder's pool), each with its own cached buffers.
+  at::parallel_for(0, int64_t(count), 8, [&](int64_t begin, int64_t end) {
+    std::vector<float> rows, inv;
+    for (int64_t ci = begin; ci < end; ++ci) {
+      const size_t n = fetch(size_t(ci), rows);
+      VERITY_CHECK(rows.size() >= n * dim, ConfigError, "similarity map: candidate ", ci, " has ",
+                   rows.size(), " floats for ", n, " rows of ", dim);
+      SimilarityMap& m = maps[size_t(ci)];
+      m.rows_ = nq;
+      m.cols_ = n;
+      m.values_.assign(nq * n, 0.0f);
+      if (nq == 0 || n == 0) continue;
+      inv.resize(n);
+      if (avx2) {
+        inverse_norms_avx2(rows.data(), n, dim, inv.data());
+        dots_avx2(q.data(), nq, rows.data(), inv.data(), n, dim, m.values_.data());
+      } else {
+        inverse_norms_portable(rows.data(), n, dim, inv.data());
+        dots_portable(q.data(), nq, rows.data(), inv.data(), n, dim, m.values_.data());
+      }
+      for (float& v : m.values_) v = std::clamp(v, -1.0f, 1.0f);  // rounding can pass |1|
     }
-    for (float& v : m.values_) v = std::clamp(v, -1.0f, 1.0f);  // rounding can pass |1|
-  }
+  });
   return maps;
 }
 

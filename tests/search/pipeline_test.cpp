@@ -64,6 +64,7 @@ TEST_F(PipelineTest, Stage1Variants) {
 TEST_F(PipelineTest, RrfFusionFollowsItsFormula) {
   search::PipelineOptions o;
   o.stage1 = "hybrid";
+  o.fusion = "rrf";
   o.rrf_k = 60;
   auto hybrid = open(o).search("dogs and cats", 5);
   o.stage1 = "bm25";
@@ -83,6 +84,7 @@ TEST_F(PipelineTest, VerifierRerankAndVerdicts) {
   search::PipelineOptions o;
   o.stage1 = "hybrid";
   o.verifier = "f1";
+  o.combine = "rerank";
   o.reject_below = 0.5;
   auto p = open(o);
   auto hits = p.search("the cat sat on the mat", 5);
