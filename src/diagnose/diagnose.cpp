@@ -275,9 +275,15 @@ void Diagnoser::run(std::vector<SourceInput> sources, LexicalScorer& lexical, Em
   // 3. s0, per-triple cosines, gates and directions.
   auto t2 = Clock::now();
   const size_t d = I.emb.dim;
-  double s0_sum = 0;
+  // mean over (q, doc) of <e_q, e_doc> = <mean e_q, mean e_doc>: one pass over
+  // each side instead of |Q|·|D| dot products.
+  std::vector<double> mean_q(d, 0.0), mean_doc(d, 0.0);
   for (uint32_t q : query_rows)
-    for (uint32_t doc : doc_rows) s0_sum += dot(I.emb.row(q), I.emb.row(doc), d);
+    for (size_t i = 0; i < d; ++i) mean_q[i] += I.emb.row(q)[i];
+  for (uint32_t doc : doc_rows)
+    for (size_t i = 0; i < d; ++i) mean_doc[i] += I.emb.row(doc)[i];
+  double s0_sum = 0;
+  for (size_t i = 0; i < d; ++i) s0_sum += mean_q[i] * mean_doc[i];
   I.s0 = s0_sum / double(query_rows.size() * doc_rows.size());
   const double tau = I.opt.tau;
   for (size_t si = 0; si < sources.size(); ++si) {
