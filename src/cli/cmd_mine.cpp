@@ -101,6 +101,13 @@ void run_mine(MineArgs& a, CLI::App* cmd) {
       ", false_negative_filter ", r.false_negative_filter, "; unsampled ", result.unsampled,
       "; pairs without negative ", result.pairs_without_negative);
   for (const auto& [reason, n] : result.generator_skips) log("  generator skip: ", reason, ": ", n);
+  auto fpos = mine::summarize_scores(result.filter_positive_scores);
+  auto fcand = mine::summarize_scores(result.filter_candidate_scores);
+  if (!o.filter_verifier.empty()) {
+    log("false-negative filter scores (", o.filter_verifier, ", drop >= ", o.filter_threshold, "):");
+    log(summary_row("positive", fpos));
+    log(summary_row("examined", fcand));
+  }
 
   if (!a.common.json) return;
   nlohmann::json skips = nlohmann::json::object();
@@ -131,6 +138,7 @@ void run_mine(MineArgs& a, CLI::App* cmd) {
               {"scorer", result.scorer},
               {"source", result.source},
               {"generator_skips", skips},
+              {"filter_scores", {{"positive", summary_json(fpos)}, {"examined", summary_json(fcand)}}},
               {"dataset", ds.name},
               {"split", ds.split},
               {"index_dir", result.index_dir},

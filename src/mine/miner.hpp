@@ -88,6 +88,9 @@ struct MineResult {
   std::vector<double> positive_scores;  // one per pair
   std::vector<double> negative_scores;  // one per triple
   std::map<std::string, size_t> generator_skips;  // generated: reason -> count
+  // False-negative filter on: verifier scores of each pair's positive and of
+  // every candidate it examined (for choosing filter_threshold).
+  std::vector<double> filter_positive_scores, filter_candidate_scores;
   std::string index_dir;
 };
 

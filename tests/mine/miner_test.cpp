@@ -356,6 +356,8 @@ TEST(MineFalseNegativeFilter, ThresholdDecidesWhatIsDropped) {
   auto strict = mine::mine(ds, o);
   EXPECT_TRUE(strict.triples.empty());
   EXPECT_EQ(strict.removed.false_negative_filter, plain.triples.size() + plain.unsampled);
+  EXPECT_EQ(strict.filter_positive_scores.size(), strict.pairs);
+  EXPECT_EQ(strict.filter_candidate_scores.size(), strict.removed.false_negative_filter);
 }
 
 TEST(MineCli, JsonReportAndOutputFile) {
