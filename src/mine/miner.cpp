@@ -15,6 +15,7 @@
 #include "index/bm25.hpp"
 #include "index/dense_index.hpp"
 #include "index/index_dir.hpp"
+#include "index/token_store.hpp"
 #include "nearmiss/evaluate.hpp"
 #include "nearmiss/text_utils.hpp"
 #include "perturb/perturber.hpp"
@@ -66,10 +67,21 @@ std::string cache_key(const data::BeirDataset& ds, const search::IndexBuildOptio
   return ds.name + buf;
 }
 
-std::string ensure_index(const data::BeirDataset& ds, const MineOptions& opt, bool dense) {
+std::vector<float> token_rows(const encode::Encoded& enc, size_t b) {
+  std::vector<float> out;
+  for (size_t t = 0; t < enc.max_tokens; ++t) {
+    if (!enc.mask[b * enc.max_tokens + t]) continue;
+    auto row = enc.token_row(b, t);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
+std::string ensure_index(const data::BeirDataset& ds, const MineOptions& opt, bool dense, bool tokens) {
   search::IndexBuildOptions b;
   b.bm25 = true;
   b.dense = dense;
+  b.tokens = tokens;
   b.analyzer = opt.analyzer;
   b.k1 = opt.k1;
   b.b = opt.b;
@@ -84,9 +96,11 @@ std::string ensure_index(const data::BeirDataset& ds, const MineOptions& opt, bo
     try {
       auto m = index::read_index_manifest(dir);
       usable = m.corpus_hash == ds.corpus.content_hash && m.docs == ds.corpus.size() &&
-               m.parts.count("bm25") && (!dense || m.parts.count("dense"));
+               m.parts.count("bm25") && (!dense || m.parts.count("dense")) && (!tokens || m.parts.count("tokens"));
       if (usable && dense) usable = m.specs.count("dense") && m.specs.at("dense") == "flat";
-      b.tokens = m.parts.count("tokens") > 0;  // keep what a rebuild would otherwise drop
+      // Keep the parts a rebuild would otherwise drop.
+      b.dense = b.dense || m.parts.count("dense");
+      b.tokens = b.tokens || m.parts.count("tokens");
     } catch (const Error& e) {
       log("mine: cache entry ", dir, " is unreadable, rebuilding: ", e.what());
     }
@@ -133,34 +147,16 @@ std::unordered_map<uint32_t, double> fuse(const std::vector<Scored>& lexical,
   return fused;
 }
 
-std::vector<float> token_rows(const encode::Encoded& enc, size_t b) {
-  std::vector<float> out;
-  for (size_t t = 0; t < enc.max_tokens; ++t) {
-    if (!enc.mask[b * enc.max_tokens + t]) continue;
-    auto row = enc.token_row(b, t);
-    out.insert(out.end(), row.begin(), row.end());
-  }
-  return out;
-}
-
-// Verifier scores of (query, text_i) on token similarity maps.
-std::vector<float> verifier_scores(const encode::Encoder& encoder, const verify::Verifier& verifier,
-                                   const std::string& query, const std::vector<std::string>& texts,
-                                   size_t batch_size) {
-  std::vector<std::string> all;
-  all.reserve(texts.size() + 1);
-  all.push_back(query);
-  all.insert(all.end(), texts.begin(), texts.end());
+// Token vectors of each text, [n_i × dim] row-major.
+std::vector<std::vector<float>> encode_tokens(const encode::Encoder& encoder,
+                                              const std::vector<std::string>& texts, size_t batch_size) {
   encode::EncodeOptions eo;
   eo.with_tokens = true;
   eo.batch_size = batch_size;
-  auto enc = encoder.encode(all, eo);
-  auto q = token_rows(enc, 0);
-  std::vector<verify::SimilarityMap> maps;
-  maps.reserve(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i)
-    maps.push_back(verify::SimilarityMap::compute(q, token_rows(enc, i + 1), enc.dim));
-  return verifier.score_batch(maps);
+  auto enc = encoder.encode(texts, eo);
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < texts.size(); ++i) out.push_back(token_rows(enc, i));
+  return out;
 }
 
 // Work item: one (query, positive) pair and its candidates.
@@ -345,7 +341,10 @@ MineResult mine(const data::BeirDataset& ds, const MineOptions& opt) {
   const bool needs_dense = opt.source == "dense" || opt.source == "hybrid";
   const std::string source_name = file_source ? basename_of(opt.source.substr(5)) : opt.source;
 
-  result.index_dir = ensure_index(ds, opt, needs_dense);
+  // The false-negative filter reads corpus documents' token vectors from the
+  // index (as stage 2 of the pipeline does) instead of re-encoding them.
+  const bool filter = !opt.filter_verifier.empty();
+  result.index_dir = ensure_index(ds, opt, needs_dense, filter && ranked);
   auto manifest = index::read_index_manifest(result.index_dir);
   auto bm25 = index::Bm25Index::load(index::index_part_path(result.index_dir, manifest, "bm25"));
   std::unique_ptr<index::DenseIndex> dense;
@@ -353,7 +352,12 @@ MineResult mine(const data::BeirDataset& ds, const MineOptions& opt) {
   if (needs_dense || !opt.filter_verifier.empty()) encoder = encode::make_encoder(opt.encoder);
   if (needs_dense) dense = index::load_dense_index(index::index_part_path(result.index_dir, manifest, "dense"));
   std::unique_ptr<verify::Verifier> verifier;
-  if (!opt.filter_verifier.empty()) verifier = nearmiss::make_eval_verifier(opt.filter_verifier);
+  std::unique_ptr<index::TokenStore> token_store;
+  if (filter) {
+    verifier = nearmiss::make_eval_verifier(opt.filter_verifier);
+    if (ranked)
+      token_store = std::make_unique<index::TokenStore>(index::index_part_path(result.index_dir, manifest, "tokens"));
+  }
 
   const std::string bm25_name = cat("bm25(k1=", opt.k1, ",b=", opt.b, ")");
   if (opt.source == "dense") result.scorer = cat("cosine(", encoder->spec(), ")");
@@ -551,6 +555,15 @@ MineResult mine(const data::BeirDataset& ds, const MineOptions& opt) {
       return c.doc >= 0 ? ds.corpus.indexed_text(size_t(c.doc)) : c.text;
     };
     std::vector<size_t> taken;
+    std::vector<float> query_rows;  // encoded on first use
+    if (verifier) {  // the positive's verifier score, to calibrate filter_threshold against
+      query_rows = encode_tokens(*encoder, {p.query_text}, opt.batch_size)[0];
+      auto pos_doc = p.relevant_docs.empty() ? std::nullopt : ds.corpus.find(p.positive_id);
+      auto rows = pos_doc && token_store ? token_store->get(uint64_t(*pos_doc))
+                                         : encode_tokens(*encoder, {p.positive_text}, opt.batch_size)[0];
+      std::vector<verify::SimilarityMap> one{verify::SimilarityMap::compute(query_rows, rows, encoder->dim())};
+      result.filter_positive_scores.push_back(verifier->score_batch(one)[0]);
+    }
     size_t next = 0;
     while (taken.size() < opt.num_negatives && next < order.size()) {
       const size_t want = opt.num_negatives - taken.size();
@@ -558,9 +571,22 @@ MineResult mine(const data::BeirDataset& ds, const MineOptions& opt) {
       const size_t stop = std::min(order.size(), next + n);
       std::vector<float> fn_scores;
       if (verifier) {
-        std::vector<std::string> texts;
-        for (size_t i = next; i < stop; ++i) texts.push_back(text_of(kept[order[i]]));
-        fn_scores = verifier_scores(*encoder, *verifier, p.query_text, texts, opt.batch_size);
+        if (query_rows.empty()) query_rows = encode_tokens(*encoder, {p.query_text}, opt.batch_size)[0];
+        std::vector<std::string> texts;  // candidates not in the corpus
+        for (size_t i = next; i < stop; ++i)
+          if (kept[order[i]].doc < 0) texts.push_back(kept[order[i]].text);
+        auto encoded = texts.empty() ? std::vector<std::vector<float>>{}
+                                     : encode_tokens(*encoder, texts, opt.batch_size);
+        std::vector<verify::SimilarityMap> maps;
+        size_t next_text = 0;
+        for (size_t i = next; i < stop; ++i) {
+          const auto& c = kept[order[i]];
+          auto rows = c.doc >= 0 ? token_store->get(uint64_t(c.doc)) : std::move(encoded[next_text++]);
+          maps.push_back(verify::SimilarityMap::compute(query_rows, rows, encoder->dim()));
+        }
+        fn_scores = verifier->score_batch(maps);
+        result.filter_candidate_scores.insert(result.filter_candidate_scores.end(), fn_scores.begin(),
+                                              fn_scores.end());
       }
       for (size_t i = next; i < stop && taken.size() < opt.num_negatives; ++i, ++next) {
         if (verifier && fn_scores[i - (stop - n)] >= opt.filter_threshold) {
