@@ -54,19 +54,9 @@ int main(int argc, char** argv) {
     encode::EncodeOptions eo;
     auto d = enc->encode(docs, eo);
     auto q = enc->encode(queries, eo);
-    auto rows_of = [](const encode::Encoded& e, size_t b) {
-      size_t n = e.length(b);
-      std::vector<float> v(n * e.dim);
-      for (size_t t = 0, out = 0; t < e.max_tokens; ++t)
-        if (e.mask[b * e.max_tokens + t]) {
-          auto r = e.token_row(b, t);
-          std::copy(r.begin(), r.end(), v.begin() + (out++) * e.dim);
-        }
-      return v;
-    };
     std::vector<std::vector<float>> doc_rows, query_rows;
-    for (size_t b = 0; b < docs.size(); ++b) doc_rows.push_back(rows_of(d, b));
-    for (size_t b = 0; b < queries.size(); ++b) query_rows.push_back(rows_of(q, b));
+    for (size_t b = 0; b < docs.size(); ++b) doc_rows.push_back(d.token_block(b));
+    for (size_t b = 0; b < queries.size(); ++b) query_rows.push_back(q.token_block(b));
     const size_t dim = d.dim;
     auto f1 = verify::make_verifier("f1");
 

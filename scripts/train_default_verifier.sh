@@ -9,7 +9,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$repo/build}"
-nm="${2:-/work/nm-data}"
+nm="${2:-$repo/data/nearmiss}"  # scripts/nearmiss_build.sh writes it there
 scifact="${VERITY_SHARED_DATA:-$repo/../shared/data}/beir/scifact"
 out="$repo/assets/verifiers"
 tmp="$(mktemp -d "$out/.tmp.XXXXXX")"

@@ -7,7 +7,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$repo/build}"
-nm="${2:-/work/nm-data}"
+nm="${2:-$repo/data/nearmiss}"  # scripts/nearmiss_build.sh writes it there
 out="${3:-/work/tv-results}"
 mkdir -p "$out"
 seeds="${SEEDS:-1 2 3}"

@@ -63,11 +63,7 @@ struct TokenVectors {
 TokenVectors real_tokens(const encode::Encoded& enc, size_t b, const char* which) {
   TokenVectors out;
   out.tokens = enc.token_strings.at(b);
-  for (size_t t = 0; t < enc.max_tokens; ++t) {
-    if (!enc.mask[b * enc.max_tokens + t]) continue;
-    const auto v = enc.token_row(b, t);
-    out.vectors.insert(out.vectors.end(), v.begin(), v.end());
-  }
+  out.vectors = enc.token_block(b);
   VERITY_CHECK(out.vectors.size() == out.tokens.size() * enc.dim, Error, "explain: the encoder gave ",
                out.tokens.size(), " token strings but ", out.vectors.size() / std::max<size_t>(enc.dim, 1),
                " token vectors for the ", which);

@@ -30,6 +30,8 @@ struct Encoded {
     return {tokens.data() + (b * max_tokens + t) * dim, dim};
   }
   size_t length(size_t b) const;  // number of real positions of text b
+  // The real (mask == 1) token rows of text b, back to back: [length(b) × dim].
+  std::vector<float> token_block(size_t b) const;
 };
 
 class Encoder {

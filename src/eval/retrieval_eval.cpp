@@ -41,19 +41,6 @@ search::IndexBuildOptions build_options(const RetrievalEvalOptions& opt) {
   return b;
 }
 
-// Directory name for a cache entry: everything that changes the index's contents.
-std::string cache_key(const data::BeirDataset& ds, const search::IndexBuildOptions& b) {
-  std::string key = cat(data::doc_fields_name(ds.corpus.fields), "|", b.analyzer, "|", b.k1, "|", b.b);
-  if (b.dense || b.tokens) {
-    auto spec = encode::make_encoder(b.encoder)->spec();
-    key += cat("|", spec, "|", search::encoder_fingerprint(spec), "|", b.dense_index, "|",
-               b.token_precision);
-  }
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "-%016llx-%016llx", (unsigned long long)ds.corpus.content_hash,
-                (unsigned long long)fnv1a64(key.data(), key.size()));
-  return ds.name + buf;
-}
 
 // Whether a cached index has every part the run needs and matches the corpus.
 bool cache_usable(const std::string& dir, const data::BeirDataset& ds,
@@ -83,6 +70,19 @@ void widen_to_existing(const std::string& dir, search::IndexBuildOptions& b) {
   }
 }
 }  // namespace
+
+std::string index_cache_key(const data::BeirDataset& ds, const search::IndexBuildOptions& b) {
+  std::string key = cat(data::doc_fields_name(ds.corpus.fields), "|", b.analyzer, "|", b.k1, "|", b.b);
+  if (b.dense || b.tokens) {
+    auto spec = encode::make_encoder(b.encoder)->spec();
+    key += cat("|", spec, "|", search::encoder_fingerprint(spec), "|", b.dense_index, "|",
+               b.token_precision);
+  }
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "-%016llx-%016llx", (unsigned long long)ds.corpus.content_hash,
+                (unsigned long long)fnv1a64(key.data(), key.size()));
+  return ds.name + buf;
+}
 
 std::string default_cache_dir() {
   if (const char* v = std::getenv("VERITY_CACHE_DIR"); v && *v) return v;
@@ -124,7 +124,7 @@ RetrievalEvalResult evaluate_retrieval(const data::BeirDataset& ds, const Retrie
   std::unique_ptr<void, void (*)(void*)> temp_cleanup(nullptr, [](void*) {});
   if (opt.use_cache) {
     make_directories(root);
-    dir = root + "/" + cache_key(ds, build);
+    dir = root + "/" + index_cache_key(ds, build);
   } else {
     dir = (fs::temp_directory_path() / cat("verity-eval-", ::getpid(), "-", ds.name)).string();
   }

@@ -8,6 +8,7 @@
 
 #include "data/beir.hpp"
 #include "eval/metrics.hpp"
+#include "search/index_builder.hpp"
 #include "search/pipeline.hpp"
 
 namespace verity::eval {
@@ -51,6 +52,10 @@ RetrievalEvalResult evaluate_retrieval(const data::BeirDataset& dataset,
 
 // $VERITY_CACHE_DIR, else $XDG_CACHE_HOME/verity, else $HOME/.cache/verity.
 std::string default_cache_dir();
+// Directory name of a cache entry under the cache root: the dataset name, the corpus
+// content hash and a hash of everything that changes the index's contents. Shared
+// with `verity mine`, so a corpus encoded for evaluation is reused there.
+std::string index_cache_key(const data::BeirDataset& ds, const search::IndexBuildOptions& build);
 
 // Percentiles by linear interpolation between closest ranks (numpy's default).
 double percentile(std::vector<double> values, double p);

@@ -52,31 +52,6 @@ struct QueryRanking {
   }
 };
 
-// The index directory: same cache key and layout as `verity eval` (see
-// eval/retrieval_eval.cpp), so a corpus encoded for evaluation is reused.
-std::string cache_key(const data::BeirDataset& ds, const search::IndexBuildOptions& b) {
-  std::string key = cat(data::doc_fields_name(ds.corpus.fields), "|", b.analyzer, "|", b.k1, "|", b.b);
-  if (b.dense || b.tokens) {
-    auto spec = encode::make_encoder(b.encoder)->spec();
-    key += cat("|", spec, "|", search::encoder_fingerprint(spec), "|", b.dense_index, "|",
-               b.token_precision);
-  }
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "-%016llx-%016llx", (unsigned long long)ds.corpus.content_hash,
-                (unsigned long long)hash_of(key));
-  return ds.name + buf;
-}
-
-std::vector<float> token_rows(const encode::Encoded& enc, size_t b) {
-  std::vector<float> out;
-  for (size_t t = 0; t < enc.max_tokens; ++t) {
-    if (!enc.mask[b * enc.max_tokens + t]) continue;
-    auto row = enc.token_row(b, t);
-    out.insert(out.end(), row.begin(), row.end());
-  }
-  return out;
-}
-
 std::string ensure_index(const data::BeirDataset& ds, const MineOptions& opt, bool dense, bool tokens) {
   search::IndexBuildOptions b;
   b.bm25 = true;
@@ -90,7 +65,7 @@ std::string ensure_index(const data::BeirDataset& ds, const MineOptions& opt, bo
   b.batch_size = opt.batch_size;
   std::string root = opt.cache_dir.empty() ? eval::default_cache_dir() : opt.cache_dir;
   make_directories(root);
-  std::string dir = root + "/" + cache_key(ds, b);
+  std::string dir = root + "/" + eval::index_cache_key(ds, b);
   bool usable = false;
   if (file_exists(dir + "/manifest.json")) {
     try {
@@ -155,7 +130,7 @@ std::vector<std::vector<float>> encode_tokens(const encode::Encoder& encoder,
   eo.batch_size = batch_size;
   auto enc = encoder.encode(texts, eo);
   std::vector<std::vector<float>> out;
-  for (size_t i = 0; i < texts.size(); ++i) out.push_back(token_rows(enc, i));
+  for (size_t i = 0; i < texts.size(); ++i) out.push_back(enc.token_block(i));
   return out;
 }
 

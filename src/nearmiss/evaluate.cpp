@@ -15,16 +15,6 @@
 namespace verity::nearmiss {
 namespace {
 
-std::vector<float> token_block(const encode::Encoded& enc, size_t b) {
-  std::vector<float> out;
-  for (size_t t = 0; t < enc.max_tokens; ++t) {
-    if (!enc.mask[b * enc.max_tokens + t]) continue;
-    auto row = enc.token_row(b, t);
-    out.insert(out.end(), row.begin(), row.end());
-  }
-  return out;
-}
-
 float cosine(std::span<const float> a, std::span<const float> b) {
   double dot = 0, na = 0, nb = 0;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -73,7 +63,7 @@ PairScores score_triples(const std::vector<data::Triple>& triples, const encode:
       }
     } else {
       std::vector<std::vector<float>> blocks(texts.size());
-      for (size_t b = 0; b < texts.size(); ++b) blocks[b] = token_block(enc, b);
+      for (size_t b = 0; b < texts.size(); ++b) blocks[b] = enc.token_block(b);
       std::vector<verify::SimilarityMap> maps;
       maps.reserve(ids.size() * 2);
       for (auto& [q, p, n] : ids) {

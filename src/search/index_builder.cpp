@@ -96,7 +96,6 @@ IndexBuildReport build_index(const data::Corpus& corpus, const std::string& out_
           encoder->dim(), index::parse_token_precision(opt.token_precision));
     auto te = Clock::now();
     Progress progress("encoding corpus", corpus.size());
-    std::vector<float> doc_tokens;
     for (size_t start = 0; start < corpus.size(); start += kEncodeChunk) {
       check_interrupt();
       size_t n = std::min(kEncodeChunk, corpus.size() - start);
@@ -107,15 +106,7 @@ IndexBuildReport build_index(const data::Corpus& corpus, const std::string& out_
         dense->add(enc.pooled, ids);
       }
       if (tokens) {
-        for (size_t b = 0; b < n; ++b) {
-          doc_tokens.clear();
-          for (size_t t = 0; t < enc.max_tokens; ++t) {
-            if (!enc.mask[b * enc.max_tokens + t]) continue;
-            auto row = enc.token_row(b, t);
-            doc_tokens.insert(doc_tokens.end(), row.begin(), row.end());
-          }
-          tokens->add_document(doc_tokens);
-        }
+        for (size_t b = 0; b < n; ++b) tokens->add_document(enc.token_block(b));
       }
       progress.add(n);
     }

@@ -46,16 +46,6 @@ void sort_candidates(std::vector<Candidate>& c) {
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-// Query token rows (mask == 1) of text 0 of an encoding, as one n×d block.
-std::vector<float> token_block(const encode::Encoded& enc, size_t b) {
-  std::vector<float> out;
-  for (size_t t = 0; t < enc.max_tokens; ++t) {
-    if (!enc.mask[b * enc.max_tokens + t]) continue;
-    auto row = enc.token_row(b, t);
-    out.insert(out.end(), row.begin(), row.end());
-  }
-  return out;
-}
 }  // namespace
 
 void validate(const PipelineOptions& o) {
@@ -252,7 +242,7 @@ std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
   }
   if (m.needs_stage2() && !cands.empty()) {
     auto t2 = Clock::now();
-    auto scores = m.verify_docs(token_block(*q, 0), cands);
+    auto scores = m.verify_docs(q->token_block(0), cands);
     auto base = minmax(cands);
     for (size_t i = 0; i < hits.size(); ++i) {
       double v = scores[i];
@@ -286,11 +276,11 @@ std::vector<Verification> Pipeline::verify(const std::string& query,
   std::vector<std::string> texts{query};
   texts.insert(texts.end(), candidates.begin(), candidates.end());
   auto enc = m.encoder->encode(texts, m.encode_options(true));
-  auto q = token_block(enc, 0);
+  auto q = enc.token_block(0);
   std::vector<float> block;
   std::vector<size_t> counts;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    auto rows = token_block(enc, i + 1);
+    auto rows = enc.token_block(i + 1);
     counts.push_back(rows.size() / enc.dim);
     block.insert(block.end(), rows.begin(), rows.end());
   }

