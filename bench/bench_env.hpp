@@ -145,6 +145,17 @@ Timing time_runs(int warmup, int repeat, Fn&& fn) {
   return t;
 }
 
+// The non-empty items of a comma-separated option value.
+inline std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  for (size_t p = 0; p <= list.size();) {
+    size_t q = std::min(list.find(',', p), list.size());
+    if (q > p) items.push_back(list.substr(p, q - p));
+    p = q + 1;
+  }
+  return items;
+}
+
 // Parses "32x128,64x32" into (batch, tokens) pairs; throws ConfigError naming the option.
 inline std::vector<std::pair<int64_t, int64_t>> parse_shapes(const std::string& spec,
                                                               const std::string& option) {

@@ -31,12 +31,7 @@ namespace {
 
 std::vector<size_t> parse_list(const std::string& s) {
   std::vector<size_t> out;
-  for (size_t p = 0; p <= s.size();) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    if (q > p) out.push_back(std::stoul(s.substr(p, q - p)));
-    p = q + 1;
-  }
+  for (const auto& item : bench::split_commas(s)) out.push_back(std::stoul(item));
   return out;
 }
 

@@ -46,16 +46,8 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--queries") a.queries = std::stoul(value());
     else if (s == "--query-tokens") a.query_tokens = std::stoul(value());
     else if (s == "--threads") a.threads = std::stoi(value());
-    else if (s == "--verifiers") {
-      a.verifiers.clear();
-      std::string v = value();
-      for (size_t p = 0; p <= v.size();) {
-        size_t q = v.find(',', p);
-        if (q == std::string::npos) q = v.size();
-        if (q > p) a.verifiers.push_back(v.substr(p, q - p));
-        p = q + 1;
-      }
-    } else if (a.store.empty() && s.rfind("--", 0) != 0) a.store = s;
+    else if (s == "--verifiers") a.verifiers = bench::split_commas(value());
+    else if (a.store.empty() && s.rfind("--", 0) != 0) a.store = s;
     else throw ConfigError(cat("unknown argument '", s, "'"));
   }
   VERITY_CHECK(!a.store.empty(), ConfigError, "usage: verity_bench_stage2 TOKENS.vtok [--k N] ...");
