@@ -276,15 +276,12 @@ std::vector<Verification> Pipeline::verify(const std::string& query,
   std::vector<std::string> texts{query};
   texts.insert(texts.end(), candidates.begin(), candidates.end());
   auto enc = m.encoder->encode(texts, m.encode_options(true));
-  auto q = enc.token_block(0);
-  std::vector<float> block;
-  std::vector<size_t> counts;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    auto rows = enc.token_block(i + 1);
-    counts.push_back(rows.size() / enc.dim);
-    block.insert(block.end(), rows.begin(), rows.end());
-  }
-  auto scores = m.score_maps(verify::SimilarityMap::compute_many(q, block, counts, enc.dim));
+  // The same map kernel as search(), so a text scores identically on both paths.
+  auto scores = m.score_maps(verify::SimilarityMap::compute_streamed(
+      enc.token_block(0), candidates.size(), enc.dim, [&](size_t c, std::vector<float>& rows) {
+        rows = enc.token_block(c + 1);
+        return rows.size() / enc.dim;
+      }));
   std::vector<Verification> out;
   for (double s : scores) out.push_back({s, m.verdict(s)});
   return out;
