@@ -92,6 +92,14 @@ BertStackImpl::BertStackImpl(const BertConfig& c) {
   for (int64_t i = 0; i < c.layers; ++i) layer->push_back(BertLayer(c));
 }
 
+torch::Tensor pool_hidden(const torch::Tensor& hidden, const torch::Tensor& mask, const std::string& pooling) {
+  auto m = mask.to(torch::kFloat).unsqueeze(-1);
+  if (pooling == "cls") return hidden.select(1, 0);
+  if (pooling == "max")
+    return std::get<0>(hidden.masked_fill(m == 0, std::numeric_limits<float>::lowest()).max(1));
+  return (hidden * m).sum(1) / m.sum(1);
+}
+
 BertModelImpl::BertModelImpl(const BertConfig& c) : config(c) {
   embeddings = register_module("embeddings", BertEmbeddings(c));
   encoder = register_module("encoder", BertStack(c));
@@ -339,15 +347,7 @@ Encoded BertEncoder::encode(std::span<const std::string> texts, const EncodeOpti
       }
     }
     torch::Tensor hidden = model->forward(ids, mask);  // [bn, tb, H]
-    auto m = mask.to(torch::kFloat).unsqueeze(-1);
-    torch::Tensor pooled;
-    if (impl_->pooling == "cls") {
-      pooled = hidden.select(1, 0);
-    } else if (impl_->pooling == "max") {
-      pooled = std::get<0>(hidden.masked_fill(m == 0, std::numeric_limits<float>::lowest()).max(1));
-    } else {
-      pooled = (hidden * m).sum(1) / m.sum(1);
-    }
+    torch::Tensor pooled = detail::pool_hidden(hidden, mask, impl_->pooling);
     if (opts.normalize) pooled = pooled / pooled.norm(2, {-1}, true).clamp_min(1e-12);
     pooled = pooled.contiguous();
     hidden = hidden.contiguous();

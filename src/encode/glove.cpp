@@ -178,6 +178,21 @@ void push_word(const std::vector<char32_t>& cps, size_t begin, size_t end, std::
   out.push_back(utf8(cps, begin, end));
 }
 
+// The vectors file (layout in glove.hpp); `offsets` has rows + 1 entries.
+void write_vectors(const std::string& path, size_t dim, std::span<const uint64_t> offsets,
+                   std::string_view words, std::span<const uint32_t> sorted, std::span<const float> matrix) {
+  SectionWriter w(path, kMagic, kVersion);
+  ByteWriter meta;
+  meta.write<uint64_t>(offsets.size() - 1);
+  meta.write<uint32_t>(uint32_t(dim));
+  w.add("META", meta);
+  w.add_array<uint64_t>("WOFF", offsets);
+  w.add("WORD", words.data(), words.size());
+  w.add_array<uint32_t>("SORT", sorted);
+  w.add_array<float>("VECS", matrix);
+  w.commit();
+}
+
 }  // namespace
 
 std::vector<std::string> glove_tokenize(std::string_view text) {
@@ -272,16 +287,7 @@ void convert_glove(const std::string& npm_package_dir, const std::string& out_di
                  ": word '", sax.row_words[sorted[i]], "' appears twice");
 
   ModelDirWriter out(out_dir);
-  SectionWriter w(out.file(kVectorsFile), kMagic, kVersion);
-  ByteWriter meta;
-  meta.write<uint64_t>(rows);
-  meta.write<uint32_t>(uint32_t(dim));
-  w.add("META", meta);
-  w.add_array<uint64_t>("WOFF", offsets);
-  w.add("WORD", blob.data(), blob.size());
-  w.add_array<uint32_t>("SORT", sorted);
-  w.add_array<float>("VECS", sax.matrix);
-  w.commit();
+  write_vectors(out.file(kVectorsFile), dim, offsets, blob, sorted, sax.matrix);
 
   std::string version = "unknown";
   const std::string package_json = (fs::path(npm_package_dir) / "package.json").string();
@@ -394,6 +400,22 @@ Encoded GloveEncoder::encode(std::span<const std::string> texts, const EncodeOpt
     for (size_t d = 0; d < D; ++d) out.pooled[i * D + d] = float(sum[d] * scale);
   }
   return out;
+}
+
+void save_glove(const GloveEncoder& base, std::span<const float> vectors, const std::string& dir,
+                const std::string& name, const std::map<std::string, std::string>& extra) {
+  const auto& b = *base.impl_;
+  VERITY_CHECK(vectors.size() == b.rows * b.dim, ConfigError, "save_glove: ", vectors.size(),
+               " floats given for a table of ", b.rows, " x ", b.dim);
+  ModelConfig mc = read_model_config(b.dir);
+  ModelDirWriter out(dir);
+  write_vectors(out.file(kVectorsFile), b.dim, b.offsets, std::string_view(b.words.data(), b.words.size()),
+                b.sorted, vectors);
+  mc.name = name;
+  mc.extra["vectors"] = kVectorsFile;
+  for (const auto& [k, v] : extra) mc.extra[k] = v;
+  write_model_config(out.staging_dir(), mc);
+  out.commit();
 }
 
 std::unique_ptr<GloveEncoder> load_glove(const std::string& dir, bool verify_checksums) {

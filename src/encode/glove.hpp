@@ -25,6 +25,7 @@
 // not enter the mean. A text without any known token gets a zero pooled
 // vector and zero token rows. analyze() exposes what was dropped.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -63,11 +64,19 @@ class GloveEncoder : public Encoder {
   size_t vocab_size() const;
 
  private:
+  friend void save_glove(const GloveEncoder&, std::span<const float>, const std::string&, const std::string&,
+                         const std::map<std::string, std::string>&);
   std::unique_ptr<Impl> impl_;
 };
 
 // The tokenizer alone (see above).
 std::vector<std::string> glove_tokenize(std::string_view text);
+
+// Writes a glove model directory (atomically) with base's vocabulary and
+// `vectors` (vocab_size x dim, base's row order) as its table, e.g. after
+// fine-tuning; verity.json is base's with `name` and `extra` added.
+void save_glove(const GloveEncoder& base, std::span<const float> vectors, const std::string& dir,
+                const std::string& name, const std::map<std::string, std::string>& extra = {});
 
 std::unique_ptr<GloveEncoder> load_glove(const std::string& dir, bool verify_checksums = true);
 

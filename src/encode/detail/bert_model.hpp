@@ -86,6 +86,10 @@ struct BertModelImpl : torch::nn::Module {
 };
 TORCH_MODULE(BertModel);
 
+// Sentence vector from last hidden states [B,T,H] and mask [B,T] (1 = real
+// token): "cls" (position 0), "max" or "mean" over the real positions.
+torch::Tensor pool_hidden(const torch::Tensor& hidden, const torch::Tensor& mask, const std::string& pooling);
+
 }  // namespace verity::encode::detail
 
 namespace verity::encode {
