@@ -10,4 +10,5 @@ VERITY="${2:-$ROOT/build/verity}"
 shift $(( $# > 2 ? 2 : $# ))
 DATA="${VERITY_SHARED_DATA:-$ROOT/../shared/data}"
 exec "$VERITY" nearmiss-build --data-root "$DATA" --out "$OUT" --seed 1 \
-  --max-per-type 4000 --max-cannot 2500 --max-text 2000 --max-stepgame 4000 "$@"
+  --max-per-type 4000 --max-cannot 2500 --max-text 2000 --max-stepgame 4000 \
+  --max-targeted 20000 "$@"

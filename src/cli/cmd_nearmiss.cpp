@@ -68,6 +68,9 @@ void setup_build(CLI::App& app) {
   cmd->add_option("--max-cannot", o.max_cannot, "CANNOT pairs to use (0 = all)")->capture_default_str();
   cmd->add_option("--max-text", o.max_text, "Sentences per text corpus (0 = all)")->capture_default_str();
   cmd->add_option("--max-stepgame", o.max_stepgame, "StepGame stories (0 = all)")->capture_default_str();
+  cmd->add_option("--max-targeted", o.max_targeted,
+                  "Further sentences per text corpus tried with role_swap and numeric only (0 = off)")
+      ->capture_default_str();
   cmd->add_option("--min-words", o.min_words, "Shortest text-corpus sentence kept")->capture_default_str();
   cmd->add_option("--max-words", o.max_words, "Longest sentence kept")->capture_default_str();
   cmd->add_option("--sources", o.sources, "Subset of scifact cannot stepgame sotu moby-dick")

@@ -212,6 +212,8 @@ void run_train_verifier(TrainVerifierArgs& a) {
       {"seed", options.seed},
       {"epochs", options.epochs},
       {"batch_size", options.batch_size},
+      {"per_type", options.per_type},
+      {"train_map_width", options.train_map_width},
       {"lr", options.lr},
       {"inputs", inputs},
       {"near_miss_train_triples", near_miss_train},
@@ -287,6 +289,12 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--patience", o.patience, "Early stop after N epochs without dev gain (0: off)")
       ->capture_default_str();
   cmd->add_option("--max-steps", o.max_steps, "Stop after N optimizer steps in total (0: off)");
+  cmd->add_option("--per-type", o.per_type,
+                  "Balanced epochs: N triples of every type per epoch (cycled/subsampled; 0: all once)")
+      ->capture_default_str();
+  cmd->add_option("--train-map-width", o.train_map_width,
+                  "Crop training maps to N query/candidate tokens (0: map size; inference is not cropped)")
+      ->capture_default_str();
   cmd->add_option("--max-train", a->max_train, "Use at most N near-miss training triples (seeded sample)");
   cmd->add_option("--encode-batch", a->encode_batch, "Texts per encoder forward pass")->capture_default_str();
   cmd->add_option("--retrieval", a->retrieval, "BEIR dataset dir: mix in BM25 triples of its train qrels");

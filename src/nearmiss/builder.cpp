@@ -36,6 +36,7 @@ struct InputFile {
 struct SourceStats {
   size_t inputs = 0;        // sentences (or stories) read
   size_t sampled = 0;       // after the input cap
+  size_t targeted = 0;      // further sentences tried with role_swap/numeric only
   size_t triples = 0;       // candidate triples generated
   std::map<std::string, size_t> skipped;  // reason -> count
   std::map<std::string, size_t> positive_kind;
@@ -136,6 +137,44 @@ void generate_from_sentence(Context& ctx, const std::string& sentence, const std
   }
 }
 
+// Targeted pass (BuildOptions::max_targeted): only the role_swap and numeric
+// negatives are tried; the positive is made only when one of them applies.
+void generate_targeted(Context& ctx, const std::string& sentence, const std::string& source,
+                       Progress& progress) {
+  check_interrupt();
+  progress.add();
+  auto& st = ctx.stats[source];
+  auto rng = rng_for(ctx.options.seed, sentence);
+  std::vector<std::pair<std::string, std::string>> negatives;  // type, text
+  for (auto& [type, gen] : ctx.negatives) {
+    if (type != "role_swap" && type != "numeric") continue;
+    auto n = gen->apply(sentence, rng);
+    if (!n) {
+      ++st.skipped["targeted:" + type + ":" + perturb::Perturber::skip_reason()];
+      continue;
+    }
+    if (!distinct(n->text, sentence)) {
+      ++st.skipped["targeted:" + type + ":same_text"];
+      continue;
+    }
+    negatives.emplace_back(type, n->text);
+  }
+  if (negatives.empty()) return;
+  auto positive = make_positive(ctx, sentence, rng, st);
+  if (!positive) {
+    ++st.skipped["targeted:no_positive"];
+    return;
+  }
+  const std::string group = source + ":" + normalize_sentence(sentence);
+  for (auto& [type, text] : negatives) {
+    if (!distinct(text, *positive)) {
+      ++st.skipped["targeted:" + type + ":same_text"];
+      continue;
+    }
+    add_triple(ctx, sentence, *positive, text, type, source, group);
+  }
+}
+
 void read_scifact(Context& ctx, Progress* progress, std::vector<std::string>* out) {
   const std::string path = ctx.options.data_root + "/beir/scifact/queries.jsonl";
   hash_file(ctx, path);
@@ -223,7 +262,10 @@ std::vector<CannotPair> read_cannot(Context& ctx) {
 
 // Sentences of every .txt file in a text corpus directory (sorted names;
 // moby-dick's data.txt repeats the chapters and is left out).
-std::vector<std::string> read_text_corpus(Context& ctx, const std::string& name) {
+// The first max_text sentences of the seeded order are the main sample,
+// the next max_targeted go to *targeted (the targeted pass).
+std::vector<std::string> read_text_corpus(Context& ctx, const std::string& name,
+                                          std::vector<std::string>* targeted) {
   const std::string dir = ctx.options.data_root + "/text/" + name;
   VERITY_CHECK(is_directory(dir), ConfigError, "text corpus not found: ", dir);
   std::vector<std::string> files;
@@ -252,8 +294,14 @@ std::vector<std::string> read_text_corpus(Context& ctx, const std::string& name)
       kept.push_back(std::move(s));
     }
   }
-  kept = sample(std::move(kept), ctx.options.max_text, ctx.options.seed, [](auto& s) { return s; });
+  kept = sample(std::move(kept), 0, ctx.options.seed, [](auto& s) { return s; });
+  const size_t main = ctx.options.max_text == 0 ? kept.size() : std::min(kept.size(), ctx.options.max_text);
+  const size_t extra = std::min(kept.size() - main, ctx.options.max_targeted);
+  targeted->assign(std::make_move_iterator(kept.begin() + long(main)),
+                   std::make_move_iterator(kept.begin() + long(main + extra)));
+  kept.resize(main);
   st.sampled = kept.size();
+  st.targeted = targeted->size();
   return kept;
 }
 
@@ -351,16 +399,18 @@ BuildResult build_nearmiss(const BuildOptions& options) {
   Context ctx(options);
 
   // Read (cheap) first so the progress bar knows the parse work ahead.
-  std::vector<std::string> scifact, sotu, moby;
+  std::vector<std::string> scifact, sotu, moby, sotu_targeted, moby_targeted;
   std::vector<CannotPair> cannot;
   if (wants(options, "scifact")) read_scifact(ctx, nullptr, &scifact);
   if (wants(options, "cannot")) cannot = read_cannot(ctx);
-  if (wants(options, "sotu")) sotu = read_text_corpus(ctx, "sotu");
-  if (wants(options, "moby-dick")) moby = read_text_corpus(ctx, "moby-dick");
+  if (wants(options, "sotu")) sotu = read_text_corpus(ctx, "sotu", &sotu_targeted);
+  if (wants(options, "moby-dick")) moby = read_text_corpus(ctx, "moby-dick", &moby_targeted);
   if (wants(options, "stepgame")) generate_stepgame(ctx);
-  const size_t work = scifact.size() + cannot.size() + sotu.size() + moby.size();
+  const size_t work = scifact.size() + cannot.size() + sotu.size() + moby.size() + sotu_targeted.size() +
+                      moby_targeted.size();
   log("nearmiss-build: parsing ", work, " sentences (scifact ", scifact.size(), ", cannot ", cannot.size(),
-      ", sotu ", sotu.size(), ", moby-dick ", moby.size(), "); stepgame triples ",
+      ", sotu ", sotu.size(), ", moby-dick ", moby.size(), "; targeted role_swap/numeric: sotu ",
+      sotu_targeted.size(), ", moby-dick ", moby_targeted.size(), "); stepgame triples ",
       ctx.stats["stepgame"].triples);
   {
     Progress progress("near-miss triples", work);
@@ -384,6 +434,8 @@ BuildResult build_nearmiss(const BuildOptions& options) {
     }
     for (const auto& s : sotu) generate_from_sentence(ctx, s, "sotu", progress);
     for (const auto& s : moby) generate_from_sentence(ctx, s, "moby-dick", progress);
+    for (const auto& s : sotu_targeted) generate_targeted(ctx, s, "sotu", progress);
+    for (const auto& s : moby_targeted) generate_targeted(ctx, s, "moby-dick", progress);
     progress.finish();
   }
   const size_t candidates = ctx.candidates.size();
@@ -420,7 +472,7 @@ BuildResult build_nearmiss(const BuildOptions& options) {
   }
   nlohmann::json sources = nlohmann::json::object();
   for (const auto& [name, st] : ctx.stats)
-    sources[name] = {{"inputs", st.inputs},     {"sampled", st.sampled},
+    sources[name] = {{"inputs", st.inputs},     {"sampled", st.sampled}, {"targeted", st.targeted},
                      {"triples", st.triples},   {"skipped", st.skipped},
                      {"positive_kind", st.positive_kind}};
   nlohmann::json inputs = nlohmann::json::array();
@@ -439,7 +491,7 @@ BuildResult build_nearmiss(const BuildOptions& options) {
       {"max_per_type", {{"train", caps[0]}, {"dev", caps[1]}, {"test", caps[2]}}},
       {"input_caps",
        {{"scifact", options.max_scifact}, {"cannot", options.max_cannot}, {"text", options.max_text},
-        {"stepgame", options.max_stepgame}, {"min_words", options.min_words}, {"max_words", options.max_words}}},
+        {"stepgame", options.max_stepgame}, {"targeted", options.max_targeted}, {"min_words", options.min_words}, {"max_words", options.max_words}}},
       {"generators",
        {{"positive", {"passive", "synonym", kConverseSpec}}, {"negative", {"negation", "role_swap", "spatial", "numeric"}},
         {"negative_cannot", "cannot:negated"}}},

@@ -27,6 +27,12 @@ struct BuildOptions {
   size_t max_cannot = 2500;       // CANNOT sentence->negation pairs
   size_t max_text = 2000;         // sentences per text corpus (sotu, moby-dick)
   size_t max_stepgame = 4000;     // StepGame stories
+  // Targeted pass: per text corpus, up to this many further sentences (the
+  // next ones in the same seeded order, after the first max_text) are tried
+  // with the role_swap and numeric generators only; a positive is made only
+  // for a sentence one of them applies to. Raises the yield of the two rare
+  // types at about one parse per sentence. 0 = off.
+  size_t max_targeted = 0;
   size_t min_words = 5, max_words = 40;  // prose sentences from the text corpora
   std::vector<std::string> sources = {"scifact", "cannot", "stepgame", "sotu", "moby-dick"};
   std::string command_line;       // recorded in the manifest

@@ -8,6 +8,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -19,6 +20,7 @@
 #include "encode/safetensors.hpp"
 #include "encode/use_lite.hpp"
 #include "train/detail/losses.hpp"
+#include "train/detail/torch_state.hpp"
 #include "train/verifier_training.hpp"
 #include "verify/detail/learned_modules.hpp"
 
@@ -43,6 +45,12 @@ std::unique_ptr<Loss> make_loss(const std::string& name, double margin, double m
 }  // namespace detail
 
 namespace {
+
+using detail::load_module_bytes;
+using detail::load_optimizer_bytes;
+using detail::module_bytes;
+using detail::optimizer_bytes;
+using detail::section_string;
 
 constexpr std::string_view kCheckpointMagic = "VTCK";
 constexpr uint32_t kCheckpointVersion = 1;
@@ -119,36 +127,6 @@ class FrozenMaps final : public MapSource {
   std::vector<torch::Tensor> rows_;
 };
 
-std::string module_bytes(torch::nn::Module& module) {
-  torch::serialize::OutputArchive archive;
-  module.save(archive);
-  std::ostringstream os;
-  archive.save_to(os);
-  return os.str();
-}
-
-void load_module_bytes(torch::nn::Module& module, const std::string& bytes) {
-  torch::serialize::InputArchive archive;
-  std::istringstream is(bytes);
-  archive.load_from(is);
-  module.load(archive);
-}
-
-std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
-  torch::serialize::OutputArchive archive;
-  optimizer.save(archive);
-  std::ostringstream os;
-  archive.save_to(os);
-  return os.str();
-}
-
-void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes) {
-  torch::serialize::InputArchive archive;
-  std::istringstream is(bytes);
-  archive.load_from(is);
-  optimizer.load(archive);
-}
-
 // Everything besides tensors that a resumed run needs to continue exactly.
 struct LoopState {
   size_t step = 0, epoch = 0, step_in_epoch = 0, examples = 0;
@@ -204,11 +182,6 @@ void save_checkpoint(const std::string& dir, const LoopState& s, const std::stri
   out.commit();
 }
 
-std::string section_string(const SectionFile& f, std::string_view tag) {
-  auto b = f.section(tag);
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
-
 // Restores modules, optimizer, loop state and best weights; a checkpoint of
 // other data, model or hyperparameters is a ConfigError.
 void load_checkpoint(const std::string& dir, LoopState& s, const std::string& fingerprint,
@@ -251,12 +224,45 @@ void load_checkpoint(const std::string& dir, LoopState& s, const std::string& fi
     for (size_t i = 0; i < modules.size(); ++i) best.push_back(section_string(f, cat("BST", i)));
 }
 
-std::vector<size_t> epoch_order(size_t n, uint64_t seed, size_t epoch) {
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
+// The triples one epoch visits, in order: a permutation of all of them, or
+// with per_type > 0 that many of every type (each type's triples taken from
+// seeded shuffles, cycled when the type has fewer), shuffled together.
+// Depends only on (seed, epoch), so a resumed run sees the same order.
+std::vector<size_t> epoch_order(const std::vector<IndexedTriple>& train, size_t per_type, uint64_t seed,
+                                size_t epoch) {
   std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ULL + epoch + 1);
+  std::vector<size_t> order;
+  if (per_type == 0) {
+    order.resize(train.size());
+    std::iota(order.begin(), order.end(), 0);
+  } else {
+    std::map<std::string, std::vector<size_t>> by_type;
+    for (size_t i = 0; i < train.size(); ++i) by_type[train[i].type].push_back(i);
+    for (auto& [type, ids] : by_type) {
+      for (size_t taken = 0; taken < per_type;) {
+        std::shuffle(ids.begin(), ids.end(), rng);
+        const size_t k = std::min(ids.size(), per_type - taken);
+        order.insert(order.end(), ids.begin(), ids.begin() + long(k));
+        taken += k;
+      }
+    }
+  }
   std::shuffle(order.begin(), order.end(), rng);
   return order;
+}
+
+size_t epoch_size(const std::vector<IndexedTriple>& train, size_t per_type) {
+  if (per_type == 0) return train.size();
+  std::set<std::string> types;
+  for (const auto& t : train) types.insert(t.type);
+  return per_type * types.size();
+}
+
+size_t train_width(const TrainOptions& opt, size_t map_size, size_t multiple) {
+  if (opt.train_map_width == 0 || opt.train_map_width >= map_size) return map_size;
+  VERITY_CHECK(opt.train_map_width % multiple == 0, ConfigError, "train: map width ", opt.train_map_width,
+               " must be a multiple of ", multiple, " for this model");
+  return opt.train_map_width;
 }
 
 void check_options(const TrainOptions& opt) {
@@ -292,7 +298,8 @@ TrainReport run_loop(verify::LearnedVerifier& model, MapSource& maps, const Modu
   const std::string fingerprint =
       cat(opt.fingerprint, fingerprint_base, "|loss=", loss->spec(), "|batch=", opt.batch_size,
           "|lr=", opt.lr, "|wd=", opt.weight_decay, "|seed=", opt.seed, "|model=", model.kind(),
-          "/", model.parameter_count(), "|train=", train.size());
+          "/", model.parameter_count(), "|train=", train.size(), "|per_type=", opt.per_type,
+          "|width=", opt.train_map_width);
 
   LoopState s;
   ModuleBytes best;  // weights of the best dev epoch; empty = none yet
@@ -315,14 +322,14 @@ TrainReport run_loop(verify::LearnedVerifier& model, MapSource& maps, const Modu
     for (auto* m : modules) m->train(on);
   };
 
-  const size_t n = train.size(), bsz = opt.batch_size;
+  const size_t n = epoch_size(train, opt.per_type), bsz = opt.batch_size;
   const size_t steps_per_epoch = (n + bsz - 1) / bsz;
   double step_seconds = 0;
   size_t examples_here = 0;
   set_train(true);
   bool stop = s.epoch >= opt.epochs || (opt.patience && s.bad_epochs >= opt.patience);
   while (!stop && s.epoch < opt.epochs) {
-    const auto order = epoch_order(n, opt.seed, s.epoch);
+    const auto order = epoch_order(train, opt.per_type, opt.seed, s.epoch);
     const auto epoch_start = std::chrono::steady_clock::now();
     Progress progress(cat("epoch ", s.epoch + 1, "/", opt.epochs), steps_per_epoch);
     progress.add(s.step_in_epoch);
@@ -423,7 +430,7 @@ TrainReport train_frozen(verify::LearnedVerifier& model, const TextBank& bank,
   check_options(opt);
   const auto train = scorable(train_all, [&](uint32_t id) { return bank.num_tokens(id); });
   auto& impl = model.impl();
-  FrozenMaps maps(bank, impl.map_size(), impl.canvas_multiple());
+  FrozenMaps maps(bank, train_width(opt, impl.map_size(), impl.canvas_multiple()), impl.canvas_multiple());
   torch::optim::AdamW optimizer(impl.module().parameters(),
                                 torch::optim::AdamWOptions(opt.lr).weight_decay(opt.weight_decay));
   std::function<double()> dev_accuracy;
@@ -433,70 +440,26 @@ TrainReport train_frozen(verify::LearnedVerifier& model, const TextBank& bank,
 
 namespace {
 
-// USE-lite as a trainable module plus its tokenizer (from the encoder).
+// USE-lite as a trainable module plus the token ids of every bank text.
 struct UseLiteTrainee {
-  std::string model_dir;
-  encode::ModelConfig config;
-  std::unique_ptr<encode::Encoder> encoder;  // for tokenize() only
-  encode::detail::UseLiteNet net{nullptr};
+  detail::UseLiteWeights w;
   std::vector<std::vector<int64_t>> ids;  // per bank text, cut to max_length
 };
 
 UseLiteTrainee load_trainee(const std::string& spec, const TextBank& bank) {
-  UseLiteTrainee t;
-  t.encoder = encode::make_encoder(spec);
-  const auto* use_lite = dynamic_cast<const encode::UseLiteEncoder*>(t.encoder.get());
-  VERITY_CHECK(use_lite != nullptr, ConfigError, "end-to-end training fine-tunes USE-lite; encoder ",
-               t.encoder->spec(), " is not a use-lite model");
-  const std::string prefix = "use-lite:";
-  t.model_dir = t.encoder->spec().substr(prefix.size());
-  t.config = encode::read_model_config(t.model_dir);
-  encode::detail::UseLiteShape shape;
-  shape.vocab_rows = t.config.get_int("vocab_rows");
-  shape.embedding_dim = t.config.get_int("embedding_dim");
-  shape.hidden = t.config.get_int("hidden");
-  shape.ffn = t.config.get_int("ffn");
-  shape.heads = t.config.get_int("heads");
-  shape.layers = t.config.get_int("layers");
-  shape.layer_norm_eps = t.config.get_double("layer_norm_eps");
-  t.net = encode::detail::UseLiteNet(shape);
-  const auto weights_path = (std::filesystem::path(t.model_dir) / "model.safetensors").string();
-  encode::SafetensorsFile file(weights_path);
-  torch::NoGradGuard no_grad;
-  auto load = [&](const std::string& name, torch::Tensor& target) {
-    std::vector<int64_t> dims(target.sizes().begin(), target.sizes().end());
-    encode::check_tensor_shape(file, name, dims, "the use-lite network");
-    auto values = file.to_float32(name);
-    target.copy_(torch::from_blob(values.data(), target.sizes(), torch::kFloat32));
-  };
-  for (auto& p : t.net->named_parameters(true)) load(p.key(), p.value());
-  for (auto& b : t.net->named_buffers(true)) load(b.key(), b.value());
-  const auto max_length = std::min<size_t>(t.config.max_length, encode::kUseLiteMaxLength);
-  for (uint32_t id = 0; id < bank.size(); ++id) {
-    auto raw = use_lite->tokenize(bank.text(id));
-    if (raw.size() > max_length) raw.resize(max_length);
-    t.ids.emplace_back(raw.begin(), raw.end());
-  }
+  UseLiteTrainee t{detail::load_use_lite_weights(spec, "end-to-end training fine-tunes USE-lite"), {}};
+  for (uint32_t id = 0; id < bank.size(); ++id) t.ids.push_back(detail::use_lite_ids(t.w, bank.text(id)));
   return t;
 }
 
 // Token outputs [n_tokens, 512] of each text (not normalized), one forward pass.
 std::vector<torch::Tensor> encode_texts(UseLiteTrainee& t, const std::vector<uint32_t>& texts) {
-  int64_t longest = 1;
-  for (auto id : texts) longest = std::max<int64_t>(longest, int64_t(t.ids[id].size()));
-  const auto u = int64_t(texts.size());
-  auto ids = torch::zeros({u, longest}, torch::kLong);
-  auto mask = torch::zeros({u, longest}, torch::kBool);
-  for (int64_t k = 0; k < u; ++k) {
-    const auto& v = t.ids[texts[k]];
-    for (size_t j = 0; j < v.size(); ++j) {
-      ids[k][int64_t(j)] = v[j];
-      mask[k][int64_t(j)] = true;
-    }
-  }
-  const auto out = t.net->forward(ids, mask).tokens;
+  std::vector<const std::vector<int64_t>*> ids;
+  for (auto id : texts) ids.push_back(&t.ids[id]);
+  const auto out = detail::run_use_lite(t.w, ids).tokens;
   std::vector<torch::Tensor> rows;
-  for (int64_t k = 0; k < u; ++k) rows.push_back(out[k].narrow(0, 0, int64_t(t.ids[texts[k]].size())));
+  for (size_t k = 0; k < texts.size(); ++k)
+    rows.push_back(out[int64_t(k)].narrow(0, 0, int64_t(t.ids[texts[k]].size())));
   return rows;
 }
 
@@ -544,33 +507,10 @@ TextBank encode_with_net(UseLiteTrainee& t, const TextBank& bank, std::span<cons
     for (size_t k = 0; k < chunk.size(); ++k) {
       auto r = rows[k].contiguous();
       out.set_tokens(chunk[k], std::vector<float>(r.data_ptr<float>(), r.data_ptr<float>() + r.numel()),
-                     size_t(t.net->shape.hidden));
+                     size_t(t.w.net->shape.hidden));
     }
   }
   return out;
-}
-
-void save_encoder(UseLiteTrainee& t, const std::string& dir) {
-  encode::ModelDirWriter writer(dir);
-  std::vector<torch::Tensor> keep;
-  std::vector<encode::TensorToWrite> tensors;
-  auto add = [&](const std::string& name, const torch::Tensor& v) {
-    keep.push_back(v.detach().to(torch::kFloat).contiguous());
-    const auto& k = keep.back();
-    tensors.push_back(encode::f32_tensor(name, std::vector<int64_t>(k.sizes().begin(), k.sizes().end()),
-                                         std::span<const float>(k.data_ptr<float>(), size_t(k.numel()))));
-  };
-  for (const auto& p : t.net->named_parameters(true)) add(p.key(), p.value());
-  for (const auto& b : t.net->named_buffers(true)) add(b.key(), b.value());
-  encode::write_safetensors(writer.file("model.safetensors"), tensors,
-                            {{"fine_tuned_from", t.model_dir}});
-  const auto tokenizer = t.config.get_string("tokenizer");
-  std::filesystem::copy_file(std::filesystem::path(t.model_dir) / tokenizer, writer.file(tokenizer));
-  auto config = t.config;
-  config.name = "use-lite-ft";
-  config.extra["fine_tuned_from"] = t.model_dir;
-  encode::write_model_config(writer.staging_dir(), config);
-  writer.commit();
 }
 
 }  // namespace
@@ -584,12 +524,12 @@ TrainReport train_end_to_end(verify::LearnedVerifier& model, const TextBank& ban
   auto trainee = load_trainee(e2e.encoder, bank);
   const auto train = scorable(train_all, [&](uint32_t id) { return trainee.ids[id].size(); });
   auto& impl = model.impl();
-  EncoderMaps maps(trainee, impl.map_size(), impl.canvas_multiple());
+  EncoderMaps maps(trainee, train_width(opt, impl.map_size(), impl.canvas_multiple()), impl.canvas_multiple());
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(impl.module().parameters(),
                       std::make_unique<torch::optim::AdamWOptions>(
                           torch::optim::AdamWOptions(opt.lr).weight_decay(opt.weight_decay)));
-  groups.emplace_back(trainee.net->parameters(),
+  groups.emplace_back(trainee.w.net->parameters(),
                       std::make_unique<torch::optim::AdamWOptions>(
                           torch::optim::AdamWOptions(e2e.encoder_lr).weight_decay(opt.weight_decay)));
   torch::optim::AdamW optimizer(std::move(groups), torch::optim::AdamWOptions(opt.lr));
@@ -599,9 +539,9 @@ TrainReport train_end_to_end(verify::LearnedVerifier& model, const TextBank& ban
       const auto dev_bank = encode_with_net(trainee, bank, dev);
       return pairwise_accuracy(model, dev_bank, dev).accuracy();
     };
-  auto report = run_loop(model, maps, {&impl.module(), trainee.net.get()}, optimizer, train, dev_accuracy,
-                         opt, cat("|mode=end2end|encoder=", trainee.model_dir, "|encoder_lr=", e2e.encoder_lr));
-  if (!report.stopped_at_max_steps) save_encoder(trainee, e2e.encoder_out);
+  auto report = run_loop(model, maps, {&impl.module(), trainee.w.net.get()}, optimizer, train, dev_accuracy,
+                         opt, cat("|mode=end2end|encoder=", trainee.w.model_dir, "|encoder_lr=", e2e.encoder_lr));
+  if (!report.stopped_at_max_steps) detail::save_use_lite_weights(trainee.w, e2e.encoder_out, "use-lite-ft");
   return report;
 }
 

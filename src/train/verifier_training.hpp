@@ -76,6 +76,14 @@ struct TrainOptions {
   bool resume = false;            // continue from checkpoint_dir/checkpoint.vtck
   size_t patience = 0;            // stop after this many epochs without a dev gain; 0 = never
   size_t max_steps = 0;           // stop after this many optimizer steps in total; 0 = no limit
+  // Per-type balanced epochs: each epoch draws this many triples of every
+  // type (seeded; a type with fewer triples is cycled, one with more is
+  // subsampled afresh each epoch). 0 = every triple once per epoch.
+  size_t per_type = 0;
+  // Training maps keep at most this many query and candidate tokens (the
+  // leading ones, as pad_or_crop does); 0 = the model's map_size. Inference
+  // and the dev/test accuracies always use the full map_size.
+  size_t train_map_width = 0;
   std::string fingerprint;        // identifies data+model; a resumed checkpoint must match
 };
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "../cli/run_verity.hpp"
@@ -191,4 +192,45 @@ TEST_F(NearmissBuilder, CliJsonSummary) {
                               "/cli_bad --ratios 0.5,0.5 --quiet");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("--ratios"), std::string::npos) << bad.err;
+}
+
+// The targeted pass takes the sentences after the first max_text (seeded
+// order) and makes only role_swap/numeric triples from them.
+TEST_F(NearmissBuilder, TargetedPassAddsOnlyRoleSwapAndNumeric) {
+  const std::string root = root_ + "/targeted_root";
+  write(fs::path(root) / "text/sotu/1901_a.txt",
+        "The dog bit the man. The cat chased the mouse. The farmer sold 12 cows to the butcher. "
+        "The girl found the ball. The teacher praised the student. The company hired 30 workers. "
+        "The boy kicked the ball. The nurse helped the doctor.");
+  BuildOptions o;
+  o.data_root = root;
+  o.out_dir = root + "/out_targeted";
+  o.seed = 5;
+  o.sources = {"sotu"};
+  o.max_text = 1;
+  o.max_targeted = 10;
+  o.min_words = 4;
+  o.ratios = {1.0, 0.0, 0.0};
+  o.command_line = "test";
+  auto r = build_nearmiss(o);
+  auto manifest = nlohmann::json::parse(verity::read_file(o.out_dir + "/manifest.json"));
+  EXPECT_EQ(manifest["sources"]["sotu"]["sampled"], 1);
+  EXPECT_EQ(manifest["sources"]["sotu"]["targeted"], 7);  // the other 7 sentences
+  EXPECT_EQ(manifest["input_caps"]["targeted"], 10);
+
+  // Without the targeted pass: the triples of the one main sentence only.
+  o.out_dir = root + "/out_untargeted";
+  o.max_targeted = 0;
+  auto base = build_nearmiss(o);
+  auto with = verity::data::read_triples(root + "/out_targeted/train.jsonl").triples;
+  auto without = verity::data::read_triples(o.out_dir + "/train.jsonl").triples;
+  ASSERT_GT(with.size(), without.size()) << manifest["sources"]["sotu"].dump();
+  EXPECT_EQ(r.counts[0], with.size());
+  EXPECT_EQ(base.counts[0], without.size());
+  std::set<std::string> main_queries;
+  for (const auto& t : without) main_queries.insert(t.query);
+  for (const auto& t : with) {
+    if (main_queries.count(t.query)) continue;
+    EXPECT_TRUE(t.type == "role_swap" || t.type == "numeric") << t.type << ": " << t.query;
+  }
 }

@@ -109,15 +109,21 @@ std::unique_ptr<verify::LearnedVerifier> tiny_cnn(uint64_t seed) {
   return verify::LearnedVerifier::untrained_cnn(c, seed);
 }
 
-TEST(TrainFrozen, LearnsDiagonalVersusAntiDiagonal) {
-  set_quiet(true);
-  auto data = make_synthetic(256, 128, 1);
-  auto model = tiny_cnn(3);
+// The recipe that learns the synthetic task in a fraction of a second.
+TrainOptions synthetic_recipe() {
   TrainOptions o;
   o.epochs = 12;
   o.batch_size = 16;
   o.lr = 3e-3;
   o.seed = 5;
+  return o;
+}
+
+TEST(TrainFrozen, LearnsDiagonalVersusAntiDiagonal) {
+  set_quiet(true);
+  auto data = make_synthetic(256, 128, 1);
+  auto model = tiny_cnn(3);
+  auto o = synthetic_recipe();
   const auto before = pairwise_accuracy(*model, data.bank, data.test);
   const auto report = train_frozen(*model, data.bank, data.train, data.test, o);
   const auto after = pairwise_accuracy(*model, data.bank, data.test);
@@ -241,6 +247,44 @@ TEST(TrainFrozen, EarlyStopsWithPatience) {
   EXPECT_TRUE(r.early_stopped);
   EXPECT_EQ(r.epochs_completed, 3u);
   EXPECT_EQ(r.best_epoch, 1u);
+}
+
+// Balanced epochs: per_type triples of every type per epoch, however
+// unbalanced the training set (here 60 "even" and 4 "odd" triples).
+TEST(TrainFrozen, PerTypeBalancedEpochs) {
+  set_quiet(true);
+  auto data = make_synthetic(120, 16, 7);
+  std::vector<IndexedTriple> skewed;
+  size_t odd = 0;
+  for (const auto& t : data.train)
+    if (t.type == "even" || odd++ < 4) skewed.push_back(t);
+  TrainOptions o;
+  o.epochs = 2;
+  o.batch_size = 8;
+  o.per_type = 20;
+  auto m = tiny_cnn(3);
+  const auto r = train_frozen(*m, data.bank, skewed, {}, o);
+  EXPECT_EQ(r.examples, 2u * 2u * 20u);  // epochs x types x per_type
+  EXPECT_EQ(r.steps, 2u * 5u);           // 40 triples / batch 8 per epoch
+  o.per_type = 0;
+  auto plain = tiny_cnn(3);
+  EXPECT_EQ(train_frozen(*plain, data.bank, skewed, {}, o).examples, 2u * skewed.size());
+}
+
+// Cropped training maps: the model still learns the synthetic task (whose
+// structure is visible in the leading 8x8 block) and a width that is not a
+// multiple of the model's canvas step is refused.
+TEST(TrainFrozen, CroppedTrainingMapsStillLearn) {
+  set_quiet(true);
+  auto data = make_synthetic(256, 128, 8);
+  auto model = tiny_cnn(3);
+  auto o = synthetic_recipe();
+  o.train_map_width = 8;
+  train_frozen(*model, data.bank, data.train, {}, o);
+  EXPECT_GE(pairwise_accuracy(*model, data.bank, data.test).accuracy(), 0.9);
+  o.train_map_width = 6;
+  auto other = tiny_cnn(3);
+  EXPECT_THROW(train_frozen(*other, data.bank, data.train, {}, o), ConfigError);
 }
 
 TEST(RetrievalTriples, HeldOutSplitIsStableAndProportional) {
