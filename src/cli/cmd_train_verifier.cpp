@@ -13,6 +13,7 @@
 #include "data/triples.hpp"
 #include "encode/registry.hpp"
 #include "train/retrieval_triples.hpp"
+#include "train/token_cache.hpp"
 #include "train/verifier_training.hpp"
 #include "verify/learned.hpp"
 
@@ -37,6 +38,7 @@ struct TrainVerifierArgs {
   size_t retrieval_top = 20;
   double retrieval_dev_fraction = 0.1;
   int threads = 0;
+  std::string token_cache;  // frozen: token vectors per text, reused across runs
   train::TrainOptions train_options;
 };
 
@@ -134,13 +136,17 @@ void run_train_verifier(TrainVerifierArgs& a) {
   const auto test_ix = train::index_triples(test_triples, bank);
   auto encoder = encode::make_encoder(a.encoder);
   double encode_seconds = 0;
-  auto encode_bank = [&] {
-    log("encoding ", bank.size(), " unique texts with ", encoder->spec());
+  size_t cache_hits = 0;
+  auto encode_bank = [&](bool use_cache) {
     const auto t_encode = std::chrono::steady_clock::now();
+    if (use_cache) cache_hits = train::load_token_cache(bank, a.token_cache, encoder->spec());
+    log("encoding ", bank.size() - cache_hits, " unique texts with ", encoder->spec(),
+        use_cache ? cat(" (", cache_hits, " from ", a.token_cache, ")") : std::string());
     bank.encode(*encoder, a.encode_batch);
+    if (use_cache && cache_hits < bank.size()) train::save_token_cache(bank, a.token_cache, encoder->spec());
     encode_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_encode).count();
   };
-  if (!end2end) encode_bank();
+  if (!end2end) encode_bank(!a.token_cache.empty());
 
   std::unique_ptr<verify::LearnedVerifier> model;
   if (a.verifier == "f3") {
@@ -178,7 +184,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
       train::index_triples(train_triples, bank);
       train::index_triples(dev_triples, bank);
       train::index_triples(test_triples, bank);
-      encode_bank();
+      encode_bank(false);
     }
   } else {
     report = train::train_frozen(*model, bank, train_ix, dev_ix, options);
@@ -230,6 +236,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
       {"train_seconds", report.train_seconds},
       {"examples_per_s", report.examples_per_second},
       {"encode_seconds", encode_seconds},
+      {"token_cache_hits", cache_hits},
   };
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& e : report.epochs)
@@ -296,6 +303,8 @@ void setup_train_verifier(CLI::App& app) {
                   "Crop training maps to N query/candidate tokens (0: map size; inference is not cropped)")
       ->capture_default_str();
   cmd->add_option("--max-train", a->max_train, "Use at most N near-miss training triples (seeded sample)");
+  cmd->add_option("--token-cache", a->token_cache,
+                  "Frozen mode: file of token vectors per text (read, extended, rewritten) so runs encode once");
   cmd->add_option("--encode-batch", a->encode_batch, "Texts per encoder forward pass")->capture_default_str();
   cmd->add_option("--retrieval", a->retrieval, "BEIR dataset dir: mix in BM25 triples of its train qrels");
   cmd->add_option("--retrieval-ratio", a->retrieval_ratio, "Retrieval triples per near-miss training triple")

@@ -13,6 +13,7 @@
 #include "data/triples.hpp"
 #include "train/detail/losses.hpp"
 #include "train/retrieval_triples.hpp"
+#include "train/token_cache.hpp"
 #include "train/verifier_training.hpp"
 #include "verify/detail/learned_modules.hpp"
 
@@ -285,6 +286,41 @@ TEST(TrainFrozen, CroppedTrainingMapsStillLearn) {
   o.train_map_width = 6;
   auto other = tiny_cnn(3);
   EXPECT_THROW(train_frozen(*other, data.bank, data.train, {}, o), ConfigError);
+}
+
+TEST(TokenCache, RoundTripUnionAndEncoderCheck) {
+  const auto dir = temp_dir("cache");
+  const auto path = (dir / "tokens.vtkc").string();
+  TextBank a;
+  a.set_tokens(a.add("alpha"), {1, 2, 3, 4, 5, 6}, 3);  // 2 tokens
+  a.set_tokens(a.add("beta"), {7, 8, 9}, 3);
+  a.add("not encoded");
+  EXPECT_EQ(load_token_cache(a, path, "enc:1"), 0u);  // no file yet
+  EXPECT_EQ(save_token_cache(a, path, "enc:1"), 2u);
+
+  TextBank b;
+  b.set_tokens(b.add("gamma"), {0, 0, 1}, 3);
+  const auto beta = b.add("beta"), alpha = b.add("alpha"), other = b.add("delta");
+  EXPECT_EQ(load_token_cache(b, path, "enc:1"), 2u);
+  ASSERT_TRUE(b.encoded(alpha) && b.encoded(beta));
+  EXPECT_FALSE(b.encoded(other));
+  EXPECT_EQ(b.num_tokens(alpha), 2u);
+  EXPECT_EQ(std::vector<float>(b.tokens(beta).begin(), b.tokens(beta).end()), (std::vector<float>{7, 8, 9}));
+  EXPECT_EQ(save_token_cache(b, path, "enc:1"), 3u);  // alpha, beta, gamma
+
+  TextBank c;
+  const auto gamma = c.add("gamma");
+  EXPECT_EQ(load_token_cache(c, path, "enc:1"), 1u);
+  EXPECT_EQ(c.tokens(gamma)[2], 1.0f);
+  TextBank d;
+  d.add("alpha");
+  try {
+    load_token_cache(d, path, "enc:2");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("enc:1"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(RetrievalTriples, HeldOutSplitIsStableAndProportional) {
