@@ -210,6 +210,12 @@ std::vector<float> TokenStore::get(uint64_t doc) const {
   return out;
 }
 
+TokenStore::RawRows TokenStore::raw(uint64_t doc) const {
+  const size_t n = num_tokens(doc), first = size_t(offsets_[doc]);
+  return {codes_.data() + first * dim_ * code_bytes(precision_),
+          precision_ == TokenPrecision::int8 ? scales_.data() + first : nullptr, n};
+}
+
 void TokenStore::decode(uint64_t doc, std::span<float> out) const {
   const size_t n = num_tokens(doc), first = size_t(offsets_[doc]);
   VERITY_CHECK(out.size() == n * dim_, ConfigError, path(), ": decode buffer for document ", doc,

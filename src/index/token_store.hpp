@@ -69,6 +69,14 @@ class TokenStore {
   std::vector<float> get(uint64_t doc) const;
   // Same into a caller buffer of exactly num_tokens(doc) × dim floats.
   void decode(uint64_t doc, std::span<float> out) const;
+  // doc's codes as stored (no copy): n × dim values of precision() (f32,
+  // u16 half bits or i8) and, for int8, n scales (nullptr otherwise).
+  struct RawRows {
+    const std::byte* codes = nullptr;
+    const float* scales = nullptr;
+    size_t n = 0;
+  };
+  RawRows raw(uint64_t doc) const;
   const std::string& path() const { return file_.path(); }
 
  private:

@@ -12,6 +12,7 @@
 #include "index/doc_store.hpp"
 #include "index/index_dir.hpp"
 #include "index/token_store.hpp"
+#include "verify/bf16_maps.hpp"
 #include "verify/similarity_map.hpp"
 #include "verify/verifier.hpp"
 
@@ -119,15 +120,45 @@ struct Pipeline::Impl {
     return out;
   }
 
+  // Maps of the query against stored documents: bf16 products read straight
+  // from the stored codes where the CPU allows (verify/bf16_maps.hpp), else
+  // the exact fp32 kernel on decoded rows.
   std::vector<double> verify_docs(const std::vector<float>& query_tokens,
                                   const std::vector<Candidate>& cands) const {
     const size_t dim = tokens->dim();
+    if (verify::use_bf16_maps()) {
+      const auto codes = tokens->precision() == index::TokenPrecision::fp32   ? verify::RowCodes::f32
+                         : tokens->precision() == index::TokenPrecision::fp16 ? verify::RowCodes::f16
+                                                                              : verify::RowCodes::i8;
+      return score_maps(verify::similarity_maps_bf16(query_tokens, cands.size(), dim, [&](size_t c) {
+        const auto raw = tokens->raw(cands[c].doc);
+        return verify::TokenRows{codes, raw.codes, raw.scales, raw.n};
+      }));
+    }
     return score_maps(verify::SimilarityMap::compute_streamed(
         query_tokens, cands.size(), dim, [&](size_t c, std::vector<float>& rows) {
           const size_t n = tokens->num_tokens(cands[c].doc);
           rows.resize(n * dim);
           tokens->decode(cands[c].doc, rows);
           return n;
+        }));
+  }
+
+  // Same choice of kernel for texts encoded on the fly (/verify), so a text
+  // scores the same there as when it is stored and searched.
+  std::vector<double> verify_texts(const encode::Encoded& enc, size_t count) const {
+    const auto query = enc.token_block(0);
+    if (verify::use_bf16_maps()) {
+      std::vector<std::vector<float>> blocks(count);
+      for (size_t c = 0; c < count; ++c) blocks[c] = enc.token_block(c + 1);
+      return score_maps(verify::similarity_maps_bf16(query, count, enc.dim, [&](size_t c) {
+        return verify::TokenRows{verify::RowCodes::f32, blocks[c].data(), nullptr, blocks[c].size() / enc.dim};
+      }));
+    }
+    return score_maps(verify::SimilarityMap::compute_streamed(
+        query, count, enc.dim, [&](size_t c, std::vector<float>& rows) {
+          rows = enc.token_block(c + 1);
+          return rows.size() / enc.dim;
         }));
   }
 
@@ -276,12 +307,7 @@ std::vector<Verification> Pipeline::verify(const std::string& query,
   std::vector<std::string> texts{query};
   texts.insert(texts.end(), candidates.begin(), candidates.end());
   auto enc = m.encoder->encode(texts, m.encode_options(true));
-  // The same map kernel as search(), so a text scores identically on both paths.
-  auto scores = m.score_maps(verify::SimilarityMap::compute_streamed(
-      enc.token_block(0), candidates.size(), enc.dim, [&](size_t c, std::vector<float>& rows) {
-        rows = enc.token_block(c + 1);
-        return rows.size() / enc.dim;
-      }));
+  auto scores = m.verify_texts(enc, candidates.size());
   std::vector<Verification> out;
   for (double s : scores) out.push_back({s, m.verdict(s)});
   return out;

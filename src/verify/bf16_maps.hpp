@@ -1,0 +1,51 @@
+#pragma once
+// Stage-2 similarity maps with bfloat16 products, for CPUs with AVX512-BF16.
+//
+// Stage 2 multiplies ~100 stored documents (~128 token vectors each) by the
+// query's token vectors on every query. With fp32 FMAs that product costs more
+// than the 5 ms budget of an F1 rerank; `vdpbf16ps` does 32 multiply-adds per
+// instruction instead of 16 and reads half the bytes. Both sides are rounded to
+// bf16 (8 significant bits) after the query rows are L2-normalized; the
+// candidate norms are taken in fp32 from the stored values. Each cell is
+// within 2·2^-8 of SimilarityMap::compute's (docs/VERIFIERS.md, "Map
+// precision").
+//
+// Stored rows are read in their own encoding (fp32, fp16 or int8 with a
+// per-vector scale), so nothing is decoded to fp32 in memory first.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "verify/similarity_map.hpp"
+
+namespace verity::verify {
+
+enum class RowCodes : uint8_t { f32, f16, i8 };
+
+// n rows of dim codes, row-major; `scales` (one per row) only for i8, where
+// value = code · scale.
+struct TokenRows {
+  RowCodes codes = RowCodes::f32;
+  const void* data = nullptr;
+  const float* scales = nullptr;
+  size_t n = 0;
+};
+
+// The CPU has AVX512-BF16 (and AVX512-BW/VL, which the kernel also uses).
+bool bf16_maps_supported();
+// What stage 2 uses: bf16 maps when supported, unless $VERITY_MAP_PRECISION is
+// "exact" (fp32 products everywhere). Any other value than "exact"/"fast" is a
+// ConfigError naming the variable. Read once per process.
+bool use_bf16_maps();
+
+// Maps of one query [n_query × dim] against `count` candidates; view(c) must
+// stay valid until the call returns and be thread-safe (candidates are split
+// over torch's intra-op threads). Throws ConfigError when the CPU lacks
+// AVX512-BF16 or the query has a non-finite value.
+using RowsView = std::function<TokenRows(size_t candidate)>;
+std::vector<SimilarityMap> similarity_maps_bf16(std::span<const float> query, size_t count,
+                                                size_t dim, const RowsView& view);
+
+}  // namespace verity::verify
