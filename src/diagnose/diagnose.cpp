@@ -15,6 +15,8 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
+#include "diagnose/detail/kernels.hpp"
+#include "diagnose/detail/parallel.hpp"
 #include "diagnose/log_det.hpp"
 
 namespace verity::diagnose {
@@ -26,11 +28,8 @@ double seconds_since(Clock::time_point t) {
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-double dot(const float* a, const float* b, size_t d) {
-  double s = 0;
-  for (size_t i = 0; i < d; ++i) s += double(a[i]) * double(b[i]);
-  return s;
-}
+using detail::dot;  // SIMD, in double
+using detail::parallel_for;
 
 // Deterministic per-task stream: the same (seed, a, b) always gives the same
 // numbers, whichever thread runs the task.
@@ -38,23 +37,6 @@ std::mt19937_64 rng_for(uint64_t seed, uint64_t a, uint64_t b = 0) {
   std::seed_seq seq{uint32_t(seed), uint32_t(seed >> 32), uint32_t(a), uint32_t(a >> 32), uint32_t(b),
                     uint32_t(b >> 32)};
   return std::mt19937_64(seq);
-}
-
-// Runs fn(i) for i in [0, n) on `threads` workers.
-template <typename Fn>
-void parallel_for(size_t n, int threads, Fn fn) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < n;) {
-      if (interrupt_requested()) return;
-      fn(i);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::max(1, threads); ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  check_interrupt();
 }
 
 // Sources larger than this compute MNRL similarities on the fly instead of
@@ -215,8 +197,17 @@ void Diagnoser::run(std::vector<SourceInput> sources, LexicalScorer& lexical, Em
   I.reports.clear();
   I.values.assign(sources.size(), {});
 
-  // 1. Lexical residuality.
+  // 1. Lexical residuality (each distinct query and negative analyzed once, in parallel).
   auto t0 = Clock::now();
+  {
+    std::vector<const std::string*> texts;
+    for (const auto& s : sources)
+      for (const auto& t : s.triples) {
+        texts.push_back(&t.query);
+        texts.push_back(&t.negative);
+      }
+    lexical.prepare(texts, I.opt.threads);
+  }
   for (size_t si = 0; si < sources.size(); ++si) {
     auto& v = I.values[si];
     SourceReport rep;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "diagnose/detail/parallel.hpp"
 
 namespace verity::diagnose {
 
@@ -61,6 +62,37 @@ const std::vector<uint32_t>& LexicalScorer::terms(const std::string& text) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return text_terms_.emplace(text, std::move(ids)).first->second;
+}
+
+void LexicalScorer::prepare(std::span<const std::string* const> texts, int threads) {
+  std::vector<const std::string*> pending;
+  std::unordered_map<std::string_view, bool> queued;
+  for (const std::string* t : texts)
+    if (!text_terms_.count(*t) && queued.emplace(*t, true).second) pending.push_back(t);
+  std::vector<std::vector<std::string>> tokens(pending.size());
+  std::vector<char> ok(pending.size(), 0);
+  detail::parallel_for(pending.size(), threads, [&](size_t i) {
+    try {
+      analyzer_.analyze(*pending[i], tokens[i]);
+    } catch (const Error&) {
+      return;  // terms() will throw with the caller's context
+    }
+    std::sort(tokens[i].begin(), tokens[i].end());
+    tokens[i].erase(std::unique(tokens[i].begin(), tokens[i].end()), tokens[i].end());
+    ok[i] = 1;
+  });
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (!ok[i]) continue;
+    std::vector<uint32_t> ids;
+    ids.reserve(tokens[i].size());
+    for (auto& token : tokens[i]) {
+      auto [it, inserted] = term_ids_.try_emplace(std::move(token), uint32_t(idf_.size()));
+      if (inserted) idf_.push_back(idf_table_.idf(it->first));
+      ids.push_back(it->second);
+    }
+    std::sort(ids.begin(), ids.end());
+    text_terms_.emplace(*pending[i], std::move(ids));
+  }
 }
 
 LexicalScores LexicalScorer::score(std::span<const uint32_t> q, std::span<const uint32_t> n) const {

@@ -50,6 +50,10 @@ class LexicalScorer {
   LexicalScorer(const IdfTable& idf, text::Analyzer analyzer);
   // Sorted unique term ids of T(text). Throws FormatError for invalid UTF-8.
   const std::vector<uint32_t>& terms(const std::string& text);
+  // Analyzes the texts not cached yet on `threads` workers (the analyzer is
+  // thread-safe), then interns their terms serially. A text the analyzer
+  // rejects is left out, so terms() reports it later with its context.
+  void prepare(std::span<const std::string* const> texts, int threads);
   LexicalScores score(std::span<const uint32_t> query_terms,
                       std::span<const uint32_t> negative_terms) const;
   LexicalScores score(const std::string& query, const std::string& negative);

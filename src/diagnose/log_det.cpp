@@ -4,24 +4,12 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "diagnose/detail/kernels.hpp"
 
 namespace verity::diagnose {
 namespace {
 
-// Four partial sums so the compiler can keep the loop in registers without
-// reassociating (no -ffast-math needed).
-double dot(const double* a, const double* b, size_t n) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += a[i] * b[i];
-    s1 += a[i + 1] * b[i + 1];
-    s2 += a[i + 2] * b[i + 2];
-    s3 += a[i + 3] * b[i + 3];
-  }
-  for (; i < n; ++i) s0 += a[i] * b[i];
-  return (s0 + s1) + (s2 + s3);
-}
+using detail::dot;
 
 void check_shapes(std::span<const double> r, size_t n, size_t d, std::span<const double> w) {
   VERITY_CHECK(r.size() == n * d, ConfigError, "log det: R has ", r.size(), " values, expected n*d = ",
@@ -53,35 +41,32 @@ double cholesky_log_det(std::span<double> a, size_t m) {
   return log_det;
 }
 
-static double log_det_primal_scaled(std::span<const double> r, size_t n, size_t d, std::span<const double> w,
-                                    double scale) {
+// log det(I + X Xᵀ) where the rows of X are sqrt(scale w_k) r_k (Gram form,
+// n x n) or, transposed, its columns (primal form, d x d): the lower triangle
+// by the blocked dot kernel, then Cholesky.
+static double log_det_of_scaled_rows(std::span<const double> r, size_t n, size_t d, std::span<const double> w,
+                                     double scale, bool primal) {
   check_shapes(r, n, d, w);
   if (n == 0) return 0;
-  std::vector<double> a(d * d, 0.0);
+  const size_t m = primal ? d : n;  // order of the matrix
+  std::vector<double> x(n * d), a(m * m, 0.0);
   for (size_t k = 0; k < n; ++k) {
-    if (w[k] == 0) continue;
-    const double* rk = &r[k * d];
-    double c = scale * w[k];
-    for (size_t i = 0; i < d; ++i) {  // lower triangle only; the factorization reads nothing else
-      double ci = c * rk[i];
-      double* row = &a[i * d];
-      for (size_t j = 0; j <= i; ++j) row[j] += ci * rk[j];
-    }
+    double c = std::sqrt(scale * w[k]);
+    for (size_t i = 0; i < d; ++i) x[primal ? i * n + k : k * d + i] = c * r[k * d + i];
   }
-  for (size_t i = 0; i < d; ++i) a[i * d + i] += 1.0;
-  return cholesky_log_det(a, d);
+  detail::gram_lower(x.data(), m, primal ? n : d, a.data());
+  for (size_t i = 0; i < m; ++i) a[i * m + i] += 1.0;
+  return cholesky_log_det(a, m);
+}
+
+static double log_det_primal_scaled(std::span<const double> r, size_t n, size_t d, std::span<const double> w,
+                                    double scale) {
+  return log_det_of_scaled_rows(r, n, d, w, scale, true);
 }
 
 static double log_det_gram_scaled(std::span<const double> r, size_t n, size_t d, std::span<const double> w,
                                   double scale) {
-  check_shapes(r, n, d, w);
-  if (n == 0) return 0;
-  std::vector<double> a(n * n, 0.0), sw(n);
-  for (size_t k = 0; k < n; ++k) sw[k] = std::sqrt(w[k]);
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j <= i; ++j)
-      a[i * n + j] = scale * sw[i] * sw[j] * dot(&r[i * d], &r[j * d], d) + (i == j ? 1.0 : 0.0);
-  return cholesky_log_det(a, n);
+  return log_det_of_scaled_rows(r, n, d, w, scale, false);
 }
 
 double log_det_scaled(std::span<const double> r, size_t m, size_t d, std::span<const double> w,
