@@ -30,6 +30,7 @@ void run_train_encoder(TrainEncoderArgs& a) {
   install_interrupt_handler();
   auto& o = a.options;
   o.out_dir = a.out;
+  o.command = invocation();
   std::vector<data::Triple> triples;
   nlohmann::json inputs = nlohmann::json::array();
   for (const auto& path : a.train) {

@@ -515,9 +515,18 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
       log("no checkpoint in ", o.checkpoint_dir, "; starting from scratch");
     }
   }
+  const nlohmann::json provenance = {
+      {"type", "run"},          {"step", 0},
+      {"encoder", report.base_spec}, {"architecture", report.architecture},
+      {"fingerprint", fingerprint}, {"command", o.command},
+      {"seed", o.seed},         {"batch_size", bsz},
+      {"lr", o.lr},             {"scale", o.scale},
+      {"warmup_steps", warmup}, {"total_steps", total},
+      {"weight_decay", o.weight_decay}, {"grad_clip", o.grad_clip},
+      {"train_triples", n},     {"trainable_parameters", report.trainable_parameters}};
   if (!o.metrics_path.empty()) {
     if (s.step > 0) truncate_metrics(o.metrics_path, s.step);
-    else write_file_atomic(o.metrics_path, "");
+    else write_file_atomic(o.metrics_path, provenance.dump() + "\n");
   }
   std::ofstream metrics;
   if (!o.metrics_path.empty()) metrics.open(o.metrics_path, std::ios::app);
@@ -645,6 +654,18 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
     if (!o.out_dir.empty()) {
       model->save(o.out_dir, o.name.empty() ? model->base_name() + "-ft" : o.name);
       report.out_dir = o.out_dir;
+      nlohmann::json curve = nlohmann::json::array();
+      for (const auto& p : s.curve) curve.push_back({{"step", p.step}, {"ndcg@10", p.ndcg10}});
+      auto info = provenance;
+      info.erase("type");
+      info.erase("step");
+      info["format"] = "verity-training";
+      info["steps"] = s.step;
+      info["examples"] = s.examples;
+      info["best_step"] = s.best_step;
+      info["best_ndcg@10"] = s.best;
+      info["dev"] = {{"dataset", o.dev_dataset}, {"split", o.dev_split}, {"curve", curve}};
+      write_file_atomic((fs::path(o.out_dir) / "training.json").string(), info.dump(2) + "\n");
     }
     if (!o.plot_path.empty() && !o.metrics_path.empty()) {
       metrics.close();

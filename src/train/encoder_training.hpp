@@ -55,10 +55,12 @@ struct EncoderTrainOptions {
   std::string metrics_path;    // JSONL log (one line per log interval and per eval); "" = none
   size_t log_every = 10;       // steps between metric lines
   std::string plot_path;       // SVG of the training curves; "" = none
-  std::string out_dir;         // model directory written at the end ("" = none)
+  std::string out_dir;         // model directory written at the end ("" = none), with a
+                               // training.json (provenance: base, fingerprint, command, steps, dev)
   std::string name;            // verity.json "name"; "" = "<base name>-ft"
   int threads = 0;             // torch intra-op threads; 0 = leave as is
   std::string fingerprint;     // identifies the data; a resumed checkpoint must match
+  std::string command;         // the command line, recorded in the metrics log and OUT/training.json
 };
 
 struct DevPoint {

@@ -159,7 +159,13 @@ TEST(EncoderTraining, GloveLossDropsAndModelLoads) {
   EXPECT_EQ(b->encode(untouched, eo).pooled, t->encode(untouched, eo).pooled);
   EXPECT_NE(search::encoder_fingerprint(b->spec()), search::encoder_fingerprint(t->spec()));
   EXPECT_NE(read_file(o.plot_path).find("<svg"), std::string::npos);
-  EXPECT_NE(read_file(o.metrics_path).find("\"type\":\"train\""), std::string::npos);
+  const auto metrics = read_file(o.metrics_path);
+  EXPECT_EQ(metrics.rfind("{", 0), 0u);
+  EXPECT_EQ(nlohmann::json::parse(metrics.substr(0, metrics.find('\n'))).at("type"), "run");
+  EXPECT_NE(metrics.find("\"type\":\"train\""), std::string::npos);
+  const auto info = nlohmann::json::parse(read_file(o.out_dir + "/training.json"));
+  EXPECT_EQ(info.at("steps"), 30);
+  EXPECT_EQ(info.at("format"), "verity-training");
 }
 
 // Runs `total` steps straight, and again stopped at step k and resumed: the
@@ -191,9 +197,15 @@ void check_resume_exact(const std::string& spec, const std::vector<data::Triple>
   EXPECT_EQ(second.steps, 6u);
   EXPECT_EQ(read_file((dir / "straight" / weights_file).string()), read_file((dir / "resumed" / weights_file).string()));
 
-  // A checkpoint of another run is refused.
+  // A checkpoint of another run is refused; a damaged one is a FormatError.
   o.lr = 0.02;
   EXPECT_THROW(train_encoder(spec, triples, o), ConfigError);
+  o.lr = 0.01;
+  const auto ckpt = (dir / "ckpt" / "checkpoint.veck").string();
+  auto bytes = read_file(ckpt);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  write_file_atomic(ckpt, bytes);
+  EXPECT_THROW(train_encoder(spec, triples, o), FormatError);
 }
 
 TEST(EncoderTraining, GloveResumeIsExact) {
@@ -219,6 +231,23 @@ TEST(EncoderTraining, BertResumeIsExactAndLoads) {
   const auto a = enc->encode(texts, {}), b = encode::make_encoder("bert:" + base)->encode(texts, {});
   EXPECT_EQ(a.dim, b.dim);
   EXPECT_NE(a.pooled, b.pooled);
+}
+
+TEST(EncoderTraining, UseLiteResumeIsExact) {
+  if (!encode::is_model_dir(encode::model_root() + "/use-lite")) {
+    if (require_models()) FAIL() << "models/use-lite missing";
+    GTEST_SKIP() << "models/use-lite not converted";
+  }
+  const auto dir = temp_dir("use_lite_resume");
+  std::vector<data::Triple> triples;
+  for (const char* w : {"the cat sat", "dogs bark", "rain falls", "stocks rose", "red sky", "cold tea"}) {
+    data::Triple t;
+    t.query = w;
+    t.positive = cat(w, " today");
+    t.negative = "nothing";
+    triples.push_back(t);
+  }
+  check_resume_exact("use-lite", triples, dir, "model.safetensors");
 }
 
 TEST(EncoderTraining, DevEvaluationAndPatience) {
