@@ -74,6 +74,19 @@ std::vector<data::Triple> paired_triples(size_t n = 6) {
   return out;
 }
 
+// (phrase, phrase + " again", a fixed unrelated sentence) per phrase.
+std::vector<data::Triple> phrase_triples(std::initializer_list<const char*> phrases) {
+  std::vector<data::Triple> out;
+  for (const char* w : phrases) {
+    data::Triple t;
+    t.query = w;
+    t.positive = cat(w, " again");
+    t.negative = "an unrelated sentence about tea";
+    out.push_back(t);
+  }
+  return out;
+}
+
 // MNRL loss of an encoder on triples, all in one batch (pooled vectors).
 double loss_of(const std::string& spec, const std::vector<data::Triple>& triples, double scale) {
   auto enc = encode::make_encoder(spec);
@@ -216,14 +229,7 @@ TEST(EncoderTraining, GloveResumeIsExact) {
 TEST(EncoderTraining, BertResumeIsExactAndLoads) {
   const auto dir = temp_dir("bert_resume");
   const std::string base = std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/bert/tiny";
-  std::vector<data::Triple> triples;
-  for (const char* w : {"the cat", "a dog", "hello world", "the end", "one two", "red blue"}) {
-    data::Triple t;
-    t.query = w;
-    t.positive = cat(w, " again");
-    t.negative = "something else";
-    triples.push_back(t);
-  }
+  const auto triples = phrase_triples({"the cat", "a dog", "hello world", "the end", "one two", "red blue"});
   check_resume_exact("bert:" + base, triples, dir, "model.safetensors");
   auto enc = encode::make_encoder((dir / "straight").string());
   EXPECT_EQ(enc->spec(), "bert:" + (dir / "straight").string());
@@ -239,14 +245,7 @@ TEST(EncoderTraining, UseLiteResumeIsExact) {
     GTEST_SKIP() << "models/use-lite not converted";
   }
   const auto dir = temp_dir("use_lite_resume");
-  std::vector<data::Triple> triples;
-  for (const char* w : {"the cat sat", "dogs bark", "rain falls", "stocks rose", "red sky", "cold tea"}) {
-    data::Triple t;
-    t.query = w;
-    t.positive = cat(w, " today");
-    t.negative = "nothing";
-    triples.push_back(t);
-  }
+  const auto triples = phrase_triples({"the cat sat", "dogs bark", "rain falls", "stocks rose", "red sky", "cold tea"});
   check_resume_exact("use-lite", triples, dir, "model.safetensors");
 }
 
@@ -286,14 +285,7 @@ TEST(EncoderTraining, UseLiteFineTuneLoads) {
     GTEST_SKIP() << "models/use-lite not converted";
   }
   const auto dir = temp_dir("use_lite");
-  std::vector<data::Triple> triples;
-  for (const char* w : {"the cat sat", "dogs bark loudly", "rain falls in spring", "stocks rose today"}) {
-    data::Triple t;
-    t.query = w;
-    t.positive = cat(w, " again");
-    t.negative = "an unrelated sentence about tea";
-    triples.push_back(t);
-  }
+  const auto triples = phrase_triples({"the cat sat", "dogs bark loudly", "rain falls in spring", "stocks rose today"});
   EncoderTrainOptions o;
   o.batch_size = 2;
   o.lr = 1e-4;
