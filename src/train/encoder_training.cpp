@@ -596,12 +596,14 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
       for (size_t i = begin; i < end; ++i) qi.push_back(slot_of(train[order[i]].query));
       for (size_t i = begin; i < end; ++i) ci.push_back(slot_of(train[order[i]].positive));
       for (size_t i = begin; i < end; ++i) ci.push_back(slot_of(train[order[i]].negative));
-      // A candidate that is the same text as row i's positive is not a negative of row i.
+      // Not negatives of row i: a candidate with the text of row i's positive, and
+      // the positive of another row with the same query text (also relevant to it).
       auto mask = torch::zeros({int64_t(b), int64_t(ci.size())}, torch::kBool);
       bool any_masked = false;
       for (size_t i = 0; i < b; ++i)
         for (size_t j = 0; j < ci.size(); ++j)
-          if (j != i && ci[j] == ci[i]) mask[int64_t(i)][int64_t(j)] = true, any_masked = true;
+          if (j != i && (ci[j] == ci[i] || (j < b && qi[j] == qi[i])))
+            mask[int64_t(i)][int64_t(j)] = true, any_masked = true;
       const double lr = o.lr * warmup_linear_factor(s.step, total, warmup);
       for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
       const auto emb = model->embed(texts);
