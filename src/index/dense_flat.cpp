@@ -43,26 +43,14 @@ void FlatIndex::add(std::span<const float> vectors, std::span<const int64_t> ids
   const size_t n = vectors.size() / dim_;
   VERITY_CHECK(ids.empty() || ids.size() == n, ConfigError, "flat index: ", ids.size(),
                " ids for ", n, " vectors");
-  std::vector<float> normalized(vectors.size());
-  for (size_t r = 0; r < n; ++r)
-    dense_detail::normalize_checked(vectors.subspan(r * dim_, dim_),
-                                    std::span(normalized).subspan(r * dim_, dim_), size() + r);
+  const auto normalized = dense_detail::normalized_rows(vectors, dim_, size());
   vectors_.insert(vectors_.end(), normalized.begin(), normalized.end());
   for (size_t r = 0; r < n; ++r) ids_.push_back(ids.empty() ? int64_t(ids_.size()) : ids[r]);
 }
 
 DenseSearchResult FlatIndex::search(std::span<const float> queries, size_t k) const {
-  VERITY_CHECK(k > 0, ConfigError, "flat index: k must be positive");
-  dense_detail::check_batch(queries, dim_, "queries");
-  DenseSearchResult out;
-  out.n_queries = queries.size() / dim_;
-  out.k = k;
-  out.ids.assign(out.n_queries * k, -1);
-  out.scores.assign(out.n_queries * k, -std::numeric_limits<float>::infinity());
-  std::vector<float> normalized(queries.size());
-  for (size_t q = 0; q < out.n_queries; ++q)
-    dense_detail::normalize_checked(queries.subspan(q * dim_, dim_),
-                                    std::span(normalized).subspan(q * dim_, dim_), q);
+  DenseSearchResult out = dense_detail::empty_result(queries, dim_, k, "flat index");
+  const auto normalized = dense_detail::normalized_rows(queries, dim_, 0);
 
   auto run = [&](size_t begin, size_t end) {
     std::vector<Hit> heap;  // the k best so far; heap top = worst of them

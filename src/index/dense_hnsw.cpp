@@ -100,10 +100,7 @@ void HnswIndex::add(std::span<const float> vectors, std::span<const int64_t> ids
   VERITY_CHECK(ids.empty() || ids.size() == n, ConfigError, "hnsw index: ", ids.size(),
                " ids for ", n, " vectors");
   // Validate everything before touching the graph so a bad batch adds nothing.
-  std::vector<float> normalized(vectors.size());
-  for (size_t r = 0; r < n; ++r)
-    dense_detail::normalize_checked(vectors.subspan(r * dim_, dim_),
-                                    std::span(normalized).subspan(r * dim_, dim_), first + r);
+  const auto normalized = dense_detail::normalized_rows(vectors, dim_, first);
   auto& hnsw = *graph_->hnsw;
   if (first + n > hnsw.max_elements_)
     hnsw.resizeIndex(std::max(first + n, 2 * hnsw.max_elements_));
@@ -114,17 +111,8 @@ void HnswIndex::add(std::span<const float> vectors, std::span<const int64_t> ids
 }
 
 DenseSearchResult HnswIndex::search(std::span<const float> queries, size_t k) const {
-  VERITY_CHECK(k > 0, ConfigError, "hnsw index: k must be positive");
-  dense_detail::check_batch(queries, dim_, "queries");
-  DenseSearchResult out;
-  out.n_queries = queries.size() / dim_;
-  out.k = k;
-  out.ids.assign(out.n_queries * k, -1);
-  out.scores.assign(out.n_queries * k, -std::numeric_limits<float>::infinity());
-  std::vector<float> normalized(queries.size());
-  for (size_t q = 0; q < out.n_queries; ++q)
-    dense_detail::normalize_checked(queries.subspan(q * dim_, dim_),
-                                    std::span(normalized).subspan(q * dim_, dim_), q);
+  DenseSearchResult out = dense_detail::empty_result(queries, dim_, k, "hnsw index");
+  const auto normalized = dense_detail::normalized_rows(queries, dim_, 0);
   const auto& hnsw = *graph_->hnsw;
   dense_detail::parallel_for(out.n_queries, 0, [&](size_t b, size_t e) {
     for (size_t q = b; q < e; ++q) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <thread>
 #include <unordered_set>
 
@@ -60,6 +61,26 @@ void parallel_for(size_t n, size_t threads, const std::function<void(size_t, siz
 void check_batch(std::span<const float> values, size_t dim, const char* what) {
   VERITY_CHECK(values.size() % dim == 0, ConfigError, "dense index: ", what, " hold ",
                values.size(), " floats, not a multiple of dim=", dim);
+}
+
+std::vector<float> normalized_rows(std::span<const float> vectors, size_t dim, size_t first) {
+  check_batch(vectors, dim, "vectors");
+  std::vector<float> out(vectors.size());
+  for (size_t r = 0; r * dim < vectors.size(); ++r)
+    normalize_checked(vectors.subspan(r * dim, dim), std::span(out).subspan(r * dim, dim), first + r);
+  return out;
+}
+
+DenseSearchResult empty_result(std::span<const float> queries, size_t dim, size_t k,
+                               const char* index_name) {
+  VERITY_CHECK(k > 0, ConfigError, index_name, ": k must be positive");
+  check_batch(queries, dim, "queries");
+  DenseSearchResult out;
+  out.n_queries = queries.size() / dim;
+  out.k = k;
+  out.ids.assign(out.n_queries * k, -1);
+  out.scores.assign(out.n_queries * k, -std::numeric_limits<float>::infinity());
+  return out;
 }
 
 }  // namespace dense_detail

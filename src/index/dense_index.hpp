@@ -91,6 +91,12 @@ size_t worker_count(size_t requested, size_t n_items);
 // `threads` threads (0 = all cores); rethrows the first exception after joining.
 void parallel_for(size_t n, size_t threads, const std::function<void(size_t, size_t)>& fn);
 void check_batch(std::span<const float> values, size_t dim, const char* what);
+// Every dim-sized row of `vectors` L2-normalized; errors name rows from `first`.
+std::vector<float> normalized_rows(std::span<const float> vectors, size_t dim, size_t first);
+// What search() starts from: k and the batch checked (errors name `index_name`),
+// queries.size()/dim rows of k slots holding id -1 and score -inf.
+DenseSearchResult empty_result(std::span<const float> queries, size_t dim, size_t k,
+                               const char* index_name);
 // Writes META and IDS. (shared by every kind); the caller adds its own sections.
 void write_common(SectionWriter& out, std::string_view kind, const std::string& spec, size_t dim,
                   std::span<const int64_t> ids);
