@@ -15,8 +15,8 @@ struct ExperimentArgs {
   std::string config;
 };
 
-void report(const std::string &summary_text, const experiment::PlanStats &stats,
-            const std::string &out_dir, const CommonFlags &common) {
+void report(const std::string &summary_text, const experiment::PlanStats &stats, const std::string &out_dir,
+            const CommonFlags &common) {
   auto summary = nlohmann::json::parse(summary_text);
   summary["executed_runs"] = stats.executed;
   summary["skipped_runs"] = stats.skipped;
@@ -24,18 +24,16 @@ void report(const std::string &summary_text, const experiment::PlanStats &stats,
   summary["invocation"] = invocation();
   log("experiment: ", stats.executed, " runs executed, ", stats.skipped,
       " skipped (finished earlier); summary in ", out_dir, "/summary.json");
-  if (common.json)
-    print_json(summary);
+  if (common.json) print_json(summary);
 }
 
 // One subcommand: parse the config with `parse`, run it with `run`.
 template <typename Parse, typename Run>
-void add_experiment(CLI::App *parent, const std::string &name,
-                    const std::string &help, Parse parse, Run run) {
+void add_experiment(CLI::App *parent, const std::string &name, const std::string &help, Parse parse,
+                    Run run) {
   auto args = std::make_shared<ExperimentArgs>();
   auto *cmd = parent->add_subcommand(name, help);
-  cmd->add_option("--config", args->config,
-                  "Experiment JSON (docs/EXPERIMENTS.md)")
+  cmd->add_option("--config", args->config, "Experiment JSON (docs/EXPERIMENTS.md)")
       ->required()
       ->check(CLI::ExistingFile);
   add_common_flags(cmd, args->common);
@@ -50,27 +48,23 @@ void add_experiment(CLI::App *parent, const std::string &name,
 }
 
 void setup_experiment(CLI::App &app) {
-  auto *cmd = app.add_subcommand(
-      "experiment", "Resumable training experiments (docs/EXPERIMENTS.md)");
+  auto *cmd = app.add_subcommand("experiment", "Resumable training experiments (docs/EXPERIMENTS.md)");
   cmd->require_subcommand(1);
-  add_experiment(
-      cmd, "tradeoff",
-      "Model A (standard) vs Model B (standard + structural), per backbone and "
-      "seed",
-      experiment::parse_tradeoff_config,
-      [](const experiment::TradeoffConfig &c, experiment::PlanStats *s) {
-        return experiment::run_tradeoff(c, s);
-      });
-  add_experiment(
-      cmd, "transfer",
-      "One encoder per hard-negative source; diagnostics vs observed transfer",
-      experiment::parse_transfer_config,
-      [](const experiment::TransferConfig &c, experiment::PlanStats *s) {
-        return experiment::run_transfer(c, s);
-      });
+  add_experiment(cmd, "tradeoff",
+                 "Model A (standard) vs Model B (standard + structural), per backbone and "
+                 "seed",
+                 experiment::parse_tradeoff_config,
+                 [](const experiment::TradeoffConfig &c, experiment::PlanStats *s) {
+                   return experiment::run_tradeoff(c, s);
+                 });
+  add_experiment(cmd, "transfer", "One encoder per hard-negative source; diagnostics vs observed transfer",
+                 experiment::parse_transfer_config,
+                 [](const experiment::TransferConfig &c, experiment::PlanStats *s) {
+                   return experiment::run_transfer(c, s);
+                 });
 }
 
 VERITY_REGISTER_COMMAND("experiment", setup_experiment);
 
-} // namespace
-} // namespace verity::cli
+}  // namespace
+}  // namespace verity::cli

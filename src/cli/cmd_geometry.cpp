@@ -27,34 +27,27 @@ void run_geometry(GeometryArgs &a) {
   std::vector<data::Triple> triples;
   nlohmann::json files = nlohmann::json::array();
   for (const auto &path : a.data) {
-    auto file = data::read_triples(path); // strict: a bad line names path:line
-    files.push_back({{"path", path},
-                     {"fnv1a64", cat(std::hex, file.content_hash)},
-                     {"triples", file.triples.size()}});
-    for (auto &t : file.triples)
-      triples.push_back(std::move(t));
+    auto file = data::read_triples(path);  // strict: a bad line names path:line
+    files.push_back(
+        {{"path", path}, {"fnv1a64", cat(std::hex, file.content_hash)}, {"triples", file.triples.size()}});
+    for (auto &t : file.triples) triples.push_back(std::move(t));
   }
   VERITY_CHECK(!triples.empty(), ConfigError, "geometry: no triples in --data");
-  if (a.max_triples > 0 && triples.size() > a.max_triples)
-    triples.resize(a.max_triples); // file order
+  if (a.max_triples > 0 && triples.size() > a.max_triples) triples.resize(a.max_triples);  // file order
   auto encoder = encode::make_encoder(a.encoder);
   log("geometry: ", triples.size(), " triples, encoder ", encoder->spec());
-  auto report =
-      diagnose::probe_geometry(triples, *encoder, a.options, a.batch_size);
+  auto report = diagnose::probe_geometry(triples, *encoder, a.options, a.batch_size);
   if (!a.common.json) {
-    std::printf("%-14s %6s %9s %9s %8s %8s\n", "type", "count", "cos(q,n)",
-                "cos(q,p)", "probe", "silh.");
+    std::printf("%-14s %6s %9s %9s %8s %8s\n", "type", "count", "cos(q,n)", "cos(q,p)", "probe", "silh.");
     auto row = [](const diagnose::TypeGeometry &g) {
       if (g.probed)
-        std::printf("%-14s %6zu %9.4f %9.4f %8.4f %8.4f\n", g.type.c_str(),
-                    g.count, g.cos_edit.mean, g.cos_paraphrase.mean,
-                    g.probe_accuracy, g.silhouette);
+        std::printf("%-14s %6zu %9.4f %9.4f %8.4f %8.4f\n", g.type.c_str(), g.count, g.cos_edit.mean,
+                    g.cos_paraphrase.mean, g.probe_accuracy, g.silhouette);
       else
-        std::printf("%-14s %6zu %9.4f %9.4f %8s %8s\n", g.type.c_str(), g.count,
-                    g.cos_edit.mean, g.cos_paraphrase.mean, "-", "-");
+        std::printf("%-14s %6zu %9.4f %9.4f %8s %8s\n", g.type.c_str(), g.count, g.cos_edit.mean,
+                    g.cos_paraphrase.mean, "-", "-");
     };
-    for (const auto &t : report.by_type)
-      row(t);
+    for (const auto &t : report.by_type) row(t);
     row(report.all);
     return;
   }
@@ -81,33 +74,25 @@ void setup_geometry(CLI::App &app) {
   cmd->add_option("--data", a->data, "Near-miss triple JSONL (repeatable)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--encoder", a->encoder,
-                  "Encoder spec (use-lite | glove | DIR)")
+  cmd->add_option("--encoder", a->encoder, "Encoder spec (use-lite | glove | DIR)")
       ->capture_default_str()
       ->envname("VERITY_ENCODER");
-  cmd->add_option("--max-triples", a->max_triples,
-                  "Use the first N triples (0 = all)")
+  cmd->add_option("--max-triples", a->max_triples, "Use the first N triples (0 = all)")
       ->capture_default_str();
-  cmd->add_option("--holdout", a->options.holdout,
-                  "Share of queries held out for probe accuracy")
+  cmd->add_option("--holdout", a->options.holdout, "Share of queries held out for probe accuracy")
       ->capture_default_str();
-  cmd->add_option("--seed", a->options.seed,
-                  "Split hash / silhouette subsample seed")
-      ->capture_default_str();
-  cmd->add_option("--epochs", a->options.epochs, "Probe gradient steps")
-      ->capture_default_str();
-  cmd->add_option("--l2", a->options.l2, "Probe ridge penalty")
-      ->capture_default_str();
+  cmd->add_option("--seed", a->options.seed, "Split hash / silhouette subsample seed")->capture_default_str();
+  cmd->add_option("--epochs", a->options.epochs, "Probe gradient steps")->capture_default_str();
+  cmd->add_option("--l2", a->options.l2, "Probe ridge penalty")->capture_default_str();
   cmd->add_option("--silhouette-points", a->options.silhouette_points,
                   "Triples per cluster for the silhouette")
       ->capture_default_str();
-  cmd->add_option("--batch-size", a->batch_size, "Encoder batch size")
-      ->capture_default_str();
+  cmd->add_option("--batch-size", a->batch_size, "Encoder batch size")->capture_default_str();
   add_common_flags(cmd, a->common);
   cmd->callback([a] { run_geometry(*a); });
 }
 
 VERITY_REGISTER_COMMAND("geometry", setup_geometry);
 
-} // namespace
-} // namespace verity::cli
+}  // namespace
+}  // namespace verity::cli

@@ -15,6 +15,29 @@ IdfTable::IdfTable(size_t num_docs, std::unordered_map<std::string, uint32_t> df
                  " exceeds the ", num_docs_, " documents");
 }
 
+IdfTable IdfTable::build(std::span<const std::string> documents, const text::Analyzer& analyzer, int threads,
+                         std::vector<std::vector<std::string>>* doc_terms) {
+  std::vector<std::vector<std::string>> terms(documents.size());
+  std::vector<std::string> errors(documents.size());
+  detail::parallel_for(documents.size(), threads, [&](size_t i) {
+    try {
+      analyzer.analyze(documents[i], terms[i]);
+    } catch (const FormatError& e) {
+      errors[i] = e.what();
+      return;
+    }
+    std::sort(terms[i].begin(), terms[i].end());
+    terms[i].erase(std::unique(terms[i].begin(), terms[i].end()), terms[i].end());
+  });
+  for (size_t i = 0; i < documents.size(); ++i)
+    VERITY_CHECK(errors[i].empty(), FormatError, "idf corpus document ", i + 1, ": ", errors[i]);
+  std::unordered_map<std::string, uint32_t> df;
+  for (const auto& t : terms)
+    for (const auto& term : t) ++df[term];
+  if (doc_terms) *doc_terms = std::move(terms);
+  return IdfTable(documents.size(), std::move(df));
+}
+
 IdfTable IdfTable::build(std::span<const std::string> documents, const text::Analyzer& analyzer) {
   std::unordered_map<std::string, uint32_t> df;
   std::vector<std::string> tokens;
@@ -64,6 +87,13 @@ const std::vector<uint32_t>& LexicalScorer::terms(const std::string& text) {
   return text_terms_.emplace(text, std::move(ids)).first->second;
 }
 
+void LexicalScorer::add_known_texts(std::span<const std::string> texts,
+                                    std::vector<std::vector<std::string>> terms) {
+  VERITY_CHECK(texts.size() == terms.size(), ConfigError, "lexical: ", terms.size(), " term lists for ",
+               texts.size(), " texts");
+  for (size_t i = 0; i < texts.size(); ++i) known_.try_emplace(texts[i], std::move(terms[i]));
+}
+
 void LexicalScorer::prepare(std::span<const std::string* const> texts, int threads) {
   std::vector<const std::string*> pending;
   std::unordered_map<std::string_view, bool> queued;
@@ -72,6 +102,10 @@ void LexicalScorer::prepare(std::span<const std::string* const> texts, int threa
   std::vector<std::vector<std::string>> tokens(pending.size());
   std::vector<char> ok(pending.size(), 0);
   detail::parallel_for(pending.size(), threads, [&](size_t i) {
+    if (known_.count(*pending[i])) {  // analyzed by the IDF pass: interned below
+      ok[i] = 1;
+      return;
+    }
     try {
       analyzer_.analyze(*pending[i], tokens[i]);
     } catch (const Error&) {
@@ -83,10 +117,12 @@ void LexicalScorer::prepare(std::span<const std::string* const> texts, int threa
   });
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!ok[i]) continue;
+    auto k = known_.find(*pending[i]);
+    const auto& words = k != known_.end() ? k->second : tokens[i];
     std::vector<uint32_t> ids;
-    ids.reserve(tokens[i].size());
-    for (auto& token : tokens[i]) {
-      auto [it, inserted] = term_ids_.try_emplace(std::move(token), uint32_t(idf_.size()));
+    ids.reserve(words.size());
+    for (const auto& token : words) {
+      auto [it, inserted] = term_ids_.try_emplace(token, uint32_t(idf_.size()));
       if (inserted) idf_.push_back(idf_table_.idf(it->first));
       ids.push_back(it->second);
     }

@@ -24,6 +24,11 @@ class IdfTable {
   // df(t) = number of documents whose analyzed tokens contain t.
   IdfTable(size_t num_docs, std::unordered_map<std::string, uint32_t> df);
   static IdfTable build(std::span<const std::string> documents, const text::Analyzer& analyzer);
+  // The same on `threads` workers; also returns each document's sorted unique
+  // terms in *doc_terms (when given) so LexicalScorer::add_known_texts can
+  // reuse this analysis for negatives that are corpus documents.
+  static IdfTable build(std::span<const std::string> documents, const text::Analyzer& analyzer, int threads,
+                        std::vector<std::vector<std::string>>* doc_terms);
 
   size_t num_docs() const { return num_docs_; }
   uint32_t df(std::string_view term) const;  // 0 if absent
@@ -54,6 +59,9 @@ class LexicalScorer {
   // thread-safe), then interns their terms serially. A text the analyzer
   // rejects is left out, so terms() reports it later with its context.
   void prepare(std::span<const std::string* const> texts, int threads);
+  // Texts whose analysis is already known (IdfTable::build's doc_terms): used
+  // instead of analyzing them again. `texts` must outlive the scorer.
+  void add_known_texts(std::span<const std::string> texts, std::vector<std::vector<std::string>> terms);
   LexicalScores score(std::span<const uint32_t> query_terms,
                       std::span<const uint32_t> negative_terms) const;
   LexicalScores score(const std::string& query, const std::string& negative);
@@ -65,6 +73,7 @@ class LexicalScorer {
   std::unordered_map<std::string, uint32_t> term_ids_;
   std::vector<double> idf_;
   std::unordered_map<std::string, std::vector<uint32_t>> text_terms_;
+  std::unordered_map<std::string_view, std::vector<std::string>> known_;  // sorted unique terms
   std::vector<std::string> scratch_;
 };
 

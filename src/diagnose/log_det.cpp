@@ -11,6 +11,37 @@ namespace {
 
 using detail::dot;
 
+// The kernels are compiled twice, for AVX2 and for the baseline, and picked at
+// load time (GCC function multi-versioning). No FMA: both versions round alike.
+#define VERITY_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+
+VERITY_SIMD_CLONES void gram_lower(const double* x, size_t rows, size_t cols, double* out) {
+  detail::gram_lower(x, rows, cols, out);
+}
+
+// Returns false with *bad = the pivot (and its value) that was not positive.
+VERITY_SIMD_CLONES bool cholesky_in_place(double* a, size_t m, double* log_det, size_t* bad, double* bad_value) {
+  // Row-major lower factor in place: L_ij = (A_ij - <L_i, L_j>_{<j}) / L_jj.
+  *log_det = 0;
+  for (size_t j = 0; j < m; ++j) {
+    double* lj = &a[j * m];
+    double diag = lj[j] - dot(lj, lj, j);
+    if (!(diag > 0 && std::isfinite(diag))) {
+      *bad = j;
+      *bad_value = diag;
+      return false;
+    }
+    double ljj = std::sqrt(diag);
+    lj[j] = ljj;
+    *log_det += 2 * std::log(ljj);
+    for (size_t i = j + 1; i < m; ++i) {
+      double* li = &a[i * m];
+      li[j] = (li[j] - dot(li, lj, j)) / ljj;
+    }
+  }
+  return true;
+}
+
 void check_shapes(std::span<const double> r, size_t n, size_t d, std::span<const double> w) {
   VERITY_CHECK(r.size() == n * d, ConfigError, "log det: R has ", r.size(), " values, expected n*d = ",
                n * d);
@@ -23,21 +54,10 @@ void check_shapes(std::span<const double> r, size_t n, size_t d, std::span<const
 
 double cholesky_log_det(std::span<double> a, size_t m) {
   VERITY_CHECK(a.size() == m * m, ConfigError, "cholesky: ", a.size(), " values for ", m, "x", m);
-  // Row-major lower factor in place: L_ij = (A_ij - <L_i, L_j>_{<j}) / L_jj.
-  double log_det = 0;
-  for (size_t j = 0; j < m; ++j) {
-    double* lj = &a[j * m];
-    double diag = lj[j] - dot(lj, lj, j);
-    VERITY_CHECK(diag > 0 && std::isfinite(diag), Error, "cholesky: matrix is not positive definite (pivot ",
-                 j, " = ", diag, ")");
-    double ljj = std::sqrt(diag);
-    lj[j] = ljj;
-    log_det += 2 * std::log(ljj);
-    for (size_t i = j + 1; i < m; ++i) {
-      double* li = &a[i * m];
-      li[j] = (li[j] - dot(li, lj, j)) / ljj;
-    }
-  }
+  double log_det = 0, bad_value = 0;
+  size_t bad = 0;
+  VERITY_CHECK(cholesky_in_place(a.data(), m, &log_det, &bad, &bad_value), Error,
+               "cholesky: matrix is not positive definite (pivot ", bad, " = ", bad_value, ")");
   return log_det;
 }
 
@@ -54,7 +74,7 @@ static double log_det_of_scaled_rows(std::span<const double> r, size_t n, size_t
     double c = std::sqrt(scale * w[k]);
     for (size_t i = 0; i < d; ++i) x[primal ? i * n + k : k * d + i] = c * r[k * d + i];
   }
-  detail::gram_lower(x.data(), m, primal ? n : d, a.data());
+  gram_lower(x.data(), m, primal ? n : d, a.data());
   for (size_t i = 0; i < m; ++i) a[i * m + i] += 1.0;
   return cholesky_log_det(a, m);
 }

@@ -25,21 +25,16 @@
 namespace verity::experiment {
 using nlohmann::json;
 
-std::vector<data::Triple>
-mix_triples(const std::vector<data::Triple> &standard,
-            const std::vector<data::Triple> &structural, double ratio,
-            size_t total, uint64_t seed) {
-  VERITY_CHECK(ratio >= 0 && ratio <= 1, ConfigError,
-               "mix ratio must be in [0, 1] (got ", ratio, ")");
+std::vector<data::Triple> mix_triples(const std::vector<data::Triple> &standard,
+                                      const std::vector<data::Triple> &structural, double ratio, size_t total,
+                                      uint64_t seed) {
+  VERITY_CHECK(ratio >= 0 && ratio <= 1, ConfigError, "mix ratio must be in [0, 1] (got ", ratio, ")");
   std::mt19937_64 rng(seed ^ 0x6d1c5eedull);
-  auto draw = [&](const std::vector<data::Triple> &pool, size_t k,
-                  std::vector<data::Triple> &out) {
+  auto draw = [&](const std::vector<data::Triple> &pool, size_t k, std::vector<data::Triple> &out) {
     std::vector<size_t> idx(pool.size());
-    for (size_t i = 0; i < idx.size(); ++i)
-      idx[i] = i;
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
     std::shuffle(idx.begin(), idx.end(), rng);
-    for (size_t i = 0; i < std::min(k, idx.size()); ++i)
-      out.push_back(pool[idx[i]]);
+    for (size_t i = 0; i < std::min(k, idx.size()); ++i) out.push_back(pool[idx[i]]);
   };
   size_t n_struct = size_t(std::llround(ratio * double(total)));
   std::vector<data::Triple> out;
@@ -50,38 +45,29 @@ mix_triples(const std::vector<data::Triple> &standard,
 }
 
 MeanStd mean_std(const std::vector<double> &v) {
-  auto s = diagnose::summarize(v); // population std
+  auto s = diagnose::summarize(v);  // population std
   return {s.mean, s.std, v.size()};
 }
 
-MeanStd relative_change(const std::vector<double> &a,
-                        const std::vector<double> &b) {
+MeanStd relative_change(const std::vector<double> &a, const std::vector<double> &b) {
   std::vector<double> rel;
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    if (a[i] != 0)
-      rel.push_back((b[i] - a[i]) / a[i]);
+    if (a[i] != 0) rel.push_back((b[i] - a[i]) / a[i]);
   return mean_std(rel);
 }
 
 namespace {
 
-json mean_std_json(const MeanStd &m) {
-  return {{"mean", m.mean}, {"std", m.std}, {"n", m.n}};
-}
+json mean_std_json(const MeanStd &m) { return {{"mean", m.mean}, {"std", m.std}, {"n", m.n}}; }
 
 std::string key_part(const std::string &s) {
   std::string out;
   for (char c : std::filesystem::path(s).filename().string())
-    out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
-                          c == '-'
-                      ? c
-                      : '_');
+    out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_');
   return out.empty() ? "x" : out;
 }
 
-std::vector<data::Triple> read_all(const std::string &path) {
-  return data::read_triples(path).triples;
-}
+std::vector<data::Triple> read_all(const std::string &path) { return data::read_triples(path).triples; }
 
 json train_json(const TrainSettings &t, const std::string &backbone) {
   return {{"max_steps", t.max_steps},
@@ -111,68 +97,57 @@ void subsample_corpus(data::BeirDataset &ds, size_t max_docs) {
   size_t kept = 0;
   for (const auto &[qid, docs] : ds.qrels)
     for (const auto &[doc, grade] : docs)
-      if (auto i = ds.corpus.find(doc); i && !keep[*i])
-        keep[*i] = 1, ++kept;
+      if (auto i = ds.corpus.find(doc); i && !keep[*i]) keep[*i] = 1, ++kept;
   std::vector<size_t> others;
   for (size_t i = 0; i < keep.size(); ++i)
-    if (!keep[i])
-      others.push_back(i);
+    if (!keep[i]) others.push_back(i);
   std::mt19937_64 rng(0x5ab5e7);
   std::shuffle(others.begin(), others.end(), rng);
-  for (size_t i = 0; i < others.size() && kept < max_docs; ++i, ++kept)
-    keep[others[i]] = 1;
+  for (size_t i = 0; i < others.size() && kept < max_docs; ++i, ++kept) keep[others[i]] = 1;
   data::Corpus sub;
   sub.path = ds.corpus.path;
   sub.fields = ds.corpus.fields;
-  sub.content_hash =
-      ds.corpus.content_hash ^ (0x9e3779b97f4a7c15ull * (max_docs + 1));
+  sub.content_hash = ds.corpus.content_hash ^ (0x9e3779b97f4a7c15ull * (max_docs + 1));
   for (size_t i = 0; i < keep.size(); ++i)
     if (keep[i]) {
       sub.index_of[ds.corpus.docs[i].id] = sub.docs.size();
       sub.docs.push_back(std::move(ds.corpus.docs[i]));
     }
-  log("  ", ds.name, ": corpus subsampled to ", sub.docs.size(), " of ",
-      keep.size(), " documents");
+  log("  ", ds.name, ": corpus subsampled to ", sub.docs.size(), " of ", keep.size(), " documents");
   ds.corpus = std::move(sub);
 }
 
 // Loads each evaluation dataset once per process.
 class Datasets {
-public:
+ public:
   const data::BeirDataset &get(const EvalDataset &e) {
     auto it = loaded_.find(e.name);
-    if (it != loaded_.end())
-      return *it->second;
-    auto ds =
-        std::make_unique<data::BeirDataset>(data::load_beir(e.dir, e.split));
-    if (e.max_queries > 0) { // the first max_queries judged queries, file order
+    if (it != loaded_.end()) return *it->second;
+    auto ds = std::make_unique<data::BeirDataset>(data::load_beir(e.dir, e.split));
+    if (e.max_queries > 0) {  // the first max_queries judged queries, file order
       std::vector<data::Query> kept;
       data::Qrels qrels;
       for (const auto &q : ds->queries) {
-        if (kept.size() >= e.max_queries)
-          break;
+        if (kept.size() >= e.max_queries) break;
         auto r = ds->qrels.find(q.id);
-        if (r == ds->qrels.end())
-          continue;
+        if (r == ds->qrels.end()) continue;
         kept.push_back(q);
         qrels[q.id] = r->second;
       }
       ds->queries = std::move(kept);
       ds->qrels = std::move(qrels);
     }
-    if (e.max_docs > 0 && ds->corpus.size() > e.max_docs)
-      subsample_corpus(*ds, e.max_docs);
+    if (e.max_docs > 0 && ds->corpus.size() > e.max_docs) subsample_corpus(*ds, e.max_docs);
     return *loaded_.emplace(e.name, std::move(ds)).first->second;
   }
 
-private:
+ private:
   std::map<std::string, std::unique_ptr<data::BeirDataset>> loaded_;
 };
 
 // Zero-shot retrieval (exact dense search with `encoder_spec`) on every
 // dataset.
-json evaluate_datasets(const std::string &encoder_spec,
-                       const std::vector<EvalDataset> &eval, Datasets &cache,
+json evaluate_datasets(const std::string &encoder_spec, const std::vector<EvalDataset> &eval, Datasets &cache,
                        int threads) {
   json out = json::object();
   for (const auto &e : eval) {
@@ -180,7 +155,7 @@ json evaluate_datasets(const std::string &encoder_spec,
     opt.pipeline.stage1 = "dense";
     opt.pipeline.threads = threads;
     opt.encoder = encoder_spec;
-    opt.use_cache = false; // fine-tuned models are evaluated once
+    opt.use_cache = false;  // fine-tuned models are evaluated once
     opt.metrics = eval::EvalOptions{};
     auto r = eval::evaluate_retrieval(cache.get(e), opt);
     out[e.name] = {{"ndcg@10", r.evaluation.mean.at("ndcg@10")},
@@ -193,15 +168,12 @@ json evaluate_datasets(const std::string &encoder_spec,
   return out;
 }
 
-json nearmiss_json(const encode::Encoder &encoder,
-                   const std::vector<data::Triple> &test) {
+json nearmiss_json(const encode::Encoder &encoder, const std::vector<data::Triple> &test) {
   auto scores = nearmiss::score_triples(test, encoder, nullptr, 64);
   auto rep = nearmiss::summarize(test, scores);
   json by_type = json::object();
-  for (const auto &[k, m] : rep.by_type)
-    by_type[k] = {{"pairwise_acc", m.pairwise_acc}, {"count", m.count}};
-  log("  near-miss pairwise accuracy (pooled cosine) ",
-      rep.overall.pairwise_acc);
+  for (const auto &[k, m] : rep.by_type) by_type[k] = {{"pairwise_acc", m.pairwise_acc}, {"count", m.count}};
+  log("  near-miss pairwise accuracy (pooled cosine) ", rep.overall.pairwise_acc);
   return {{"pairwise_acc", rep.overall.pairwise_acc},
           {"auc", rep.overall.auc},
           {"count", rep.overall.count},
@@ -210,10 +182,8 @@ json nearmiss_json(const encode::Encoder &encoder,
 
 // Trains (unless the model directory is already complete) and returns the
 // report as JSON.
-json train_model(const std::string &backbone,
-                 const std::vector<data::Triple> &triples,
-                 const TrainSettings &t, uint64_t seed,
-                 const std::string &model_dir) {
+json train_model(const std::string &backbone, const std::vector<data::Triple> &triples,
+                 const TrainSettings &t, uint64_t seed, const std::string &model_dir) {
   if (file_exists(model_dir + "/verity.json")) {
     log("  model ", model_dir, " exists; not retraining");
     return {{"reused_model", true}};
@@ -224,9 +194,8 @@ json train_model(const std::string &backbone,
   o.lr = t.learning_rate_for(backbone);
   o.warmup_ratio = t.warmup_ratio;
   o.max_steps = t.max_steps;
-  o.epochs =
-      std::max<size_t>(1, (t.max_steps * t.batch_size + triples.size() - 1) /
-                              std::max<size_t>(1, triples.size()));
+  o.epochs = std::max<size_t>(
+      1, (t.max_steps * t.batch_size + triples.size() - 1) / std::max<size_t>(1, triples.size()));
   o.seed = seed;
   o.checkpoint_dir = model_dir + ".ckpt";
   o.resume = file_exists(o.checkpoint_dir + "/checkpoint.veck");
@@ -235,9 +204,8 @@ json train_model(const std::string &backbone,
   o.threads = t.threads;
   auto r = train::train_encoder(backbone, triples, o);
   std::error_code ec;
-  std::filesystem::remove_all(
-      o.checkpoint_dir,
-      ec); // the model is written; the checkpoint is not needed
+  std::filesystem::remove_all(o.checkpoint_dir,
+                              ec);  // the model is written; the checkpoint is not needed
   return {{"steps", r.steps},
           {"total_steps", r.total_steps},
           {"examples", r.examples},
@@ -254,8 +222,7 @@ void write_summary(const std::string &out_dir, const json &summary) {
   write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
 }
 
-std::vector<double> pick(const std::vector<json> &results,
-                         const std::vector<std::string> &path) {
+std::vector<double> pick(const std::vector<json> &results, const std::vector<std::string> &path) {
   std::vector<double> out;
   for (const auto &r : results) {
     const json *j = &r;
@@ -267,13 +234,12 @@ std::vector<double> pick(const std::vector<json> &results,
       }
       j = &(*j)[k];
     }
-    if (ok && j->is_number())
-      out.push_back(j->get<double>());
+    if (ok && j->is_number()) out.push_back(j->get<double>());
   }
   return out;
 }
 
-} // namespace
+}  // namespace
 
 std::string run_tradeoff(const TradeoffConfig &c, PlanStats *stats) {
   make_directories(c.out_dir + "/models");
@@ -281,14 +247,11 @@ std::string run_tradeoff(const TradeoffConfig &c, PlanStats *stats) {
   auto standard = read_all(c.standard_triples);
   auto structural = read_all(c.structural_triples);
   auto test = read_all(c.nearmiss_test);
-  if (c.nearmiss_max_triples > 0 && test.size() > c.nearmiss_max_triples)
-    test.resize(c.nearmiss_max_triples);
-  const size_t total = c.train.max_triples > 0
-                           ? std::min(c.train.max_triples, standard.size())
-                           : standard.size();
-  log("tradeoff: ", standard.size(), " standard, ", structural.size(),
-      " structural triples; ", total, " per model; ", test.size(),
-      " near-miss test triples");
+  if (c.nearmiss_max_triples > 0 && test.size() > c.nearmiss_max_triples) test.resize(c.nearmiss_max_triples);
+  const size_t total =
+      c.train.max_triples > 0 ? std::min(c.train.max_triples, standard.size()) : standard.size();
+  log("tradeoff: ", standard.size(), " standard, ", structural.size(), " structural triples; ", total,
+      " per model; ", test.size(), " near-miss test triples");
   Datasets datasets;
   diagnose::GeometryOptions gopt;
 
@@ -327,41 +290,30 @@ std::string run_tradeoff(const TradeoffConfig &c, PlanStats *stats) {
     json result;
     std::string encoder_spec = p.backbone;
     if (p.arm != "pretrained") {
-      auto data =
-          mix_triples(standard, structural,
-                      p.arm == "A" ? 0.0 : c.structural_ratio, total, p.seed);
+      auto data = mix_triples(standard, structural, p.arm == "A" ? 0.0 : c.structural_ratio, total, p.seed);
       std::string model_dir = c.out_dir + "/models/" + run.key;
-      result["train"] =
-          train_model(p.backbone, data, c.train, p.seed, model_dir);
+      result["train"] = train_model(p.backbone, data, c.train, p.seed, model_dir);
       encoder_spec = model_dir;
     }
-    result["datasets"] =
-        evaluate_datasets(encoder_spec, c.eval, datasets, c.train.threads);
+    result["datasets"] = evaluate_datasets(encoder_spec, c.eval, datasets, c.train.threads);
     auto encoder = encode::make_encoder(encoder_spec);
     result["nearmiss"] = nearmiss_json(*encoder, test);
-    result["geometry"] = diagnose::detail::geometry_json(
-        diagnose::probe_geometry(test, *encoder, gopt));
+    result["geometry"] = diagnose::detail::geometry_json(diagnose::probe_geometry(test, *encoder, gopt));
     result["encoder"] = encoder->spec();
     return result.dump();
   };
   auto texts = run_plan(store, runs, execute, stats);
   std::vector<json> results;
-  for (const auto &t : texts)
-    results.push_back(json::parse(t));
+  for (const auto &t : texts) results.push_back(json::parse(t));
 
   // Summary: per backbone and arm, mean ± std over seeds; B vs A paired by
   // seed.
-  json summary = {{"experiment", "tradeoff"},
-                  {"config", c.path},
-                  {"structural_ratio", c.structural_ratio},
-                  {"triples_per_model", total},
-                  {"seeds", c.seeds},
-                  {"backbones", json::object()}};
+  json summary = {{"experiment", "tradeoff"},   {"config", c.path}, {"structural_ratio", c.structural_ratio},
+                  {"triples_per_model", total}, {"seeds", c.seeds}, {"backbones", json::object()}};
   for (const auto &b : c.backbones) {
     std::map<std::string, std::vector<json>> by_arm;
     for (size_t i = 0; i < plan.size(); ++i)
-      if (plan[i].backbone == b)
-        by_arm[plan[i].arm].push_back(results[i]);
+      if (plan[i].backbone == b) by_arm[plan[i].arm].push_back(results[i]);
     std::vector<std::vector<std::string>> metrics;
     for (const auto &e : c.eval) {
       metrics.push_back({"datasets", e.name, "ndcg@10"});
@@ -374,44 +326,34 @@ std::string run_tradeoff(const TradeoffConfig &c, PlanStats *stats) {
     json jb = json::object();
     for (const auto &m : metrics) {
       std::string name;
-      for (size_t k = 1; k < m.size(); ++k)
-        name += (k > 1 ? "." : "") + m[k];
-      if (m[0] == "geometry")
-        name = "geometry." + name;
-      auto a = pick(by_arm["A"], m), bb = pick(by_arm["B"], m),
-           pre = pick(by_arm["pretrained"], m);
-      jb[name] = {
-          {"pretrained", pre.empty() ? json(nullptr) : json(pre[0])},
-          {"A", mean_std_json(mean_std(a))},
-          {"B", mean_std_json(mean_std(bb))},
-          {"relative_change_B_vs_A", mean_std_json(relative_change(a, bb))}};
+      for (size_t k = 1; k < m.size(); ++k) name += (k > 1 ? "." : "") + m[k];
+      if (m[0] == "geometry") name = "geometry." + name;
+      auto a = pick(by_arm["A"], m), bb = pick(by_arm["B"], m), pre = pick(by_arm["pretrained"], m);
+      jb[name] = {{"pretrained", pre.empty() ? json(nullptr) : json(pre[0])},
+                  {"A", mean_std_json(mean_std(a))},
+                  {"B", mean_std_json(mean_std(bb))},
+                  {"relative_change_B_vs_A", mean_std_json(relative_change(a, bb))}};
     }
     // Per edit type: cos(q, edited q) before (pretrained) and after (A, B).
     json types = json::object();
     if (!by_arm["pretrained"].empty())
-      for (const auto &[type, g] :
-           by_arm["pretrained"][0]["geometry"]["by_type"].items()) {
-        std::vector<std::string> path = {"geometry", "by_type", type,
-                                         "cos_edit", "mean"};
+      for (const auto &[type, g] : by_arm["pretrained"][0]["geometry"]["by_type"].items()) {
+        std::vector<std::string> path = {"geometry", "by_type", type, "cos_edit", "mean"};
         types[type] = {{"pretrained", g["cos_edit"]["mean"]},
                        {"A", mean_std_json(mean_std(pick(by_arm["A"], path)))},
                        {"B", mean_std_json(mean_std(pick(by_arm["B"], path)))}};
       }
     jb["cos_edit_by_type"] = types;
-    std::vector<double> eps =
-                            pick(by_arm["A"], {"train", "examples_per_second"}),
+    std::vector<double> eps = pick(by_arm["A"], {"train", "examples_per_second"}),
                         rss = pick(by_arm["A"], {"train", "peak_rss_mb"});
-    for (double x : pick(by_arm["B"], {"train", "examples_per_second"}))
-      eps.push_back(x);
-    for (double x : pick(by_arm["B"], {"train", "peak_rss_mb"}))
-      rss.push_back(x);
+    for (double x : pick(by_arm["B"], {"train", "examples_per_second"})) eps.push_back(x);
+    for (double x : pick(by_arm["B"], {"train", "peak_rss_mb"})) rss.push_back(x);
     jb["train_examples_per_second"] = mean_std_json(mean_std(eps));
     jb["train_peak_rss_mb"] = mean_std_json(mean_std(rss));
     summary["backbones"][b] = jb;
   }
   summary["runs"] = json::object();
-  for (size_t i = 0; i < runs.size(); ++i)
-    summary["runs"][runs[i].key] = results[i];
+  for (size_t i = 0; i < runs.size(); ++i) summary["runs"][runs[i].key] = results[i];
   write_summary(c.out_dir, summary);
   return summary.dump();
 }
@@ -421,15 +363,13 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
   RunStore store(c.out_dir);
   Datasets datasets;
   std::vector<std::vector<data::Triple>> triples;
-  for (const auto &s : c.sources)
-    triples.push_back(read_all(s.triples));
+  for (const auto &s : c.sources) triples.push_back(read_all(s.triples));
   std::vector<RunSpec> runs;
-  std::vector<std::pair<size_t, uint64_t>> plan; // source index, seed
+  std::vector<std::pair<size_t, uint64_t>> plan;  // source index, seed
   for (size_t si = 0; si < c.sources.size(); ++si)
     for (uint64_t seed : c.seeds) {
-      size_t total = c.train.max_triples > 0
-                         ? std::min(c.train.max_triples, triples[si].size())
-                         : triples[si].size();
+      size_t total =
+          c.train.max_triples > 0 ? std::min(c.train.max_triples, triples[si].size()) : triples[si].size();
       json s = {{"backbone", c.backbone},
                 {"source", c.sources[si].name},
                 {"triples_path", c.sources[si].triples},
@@ -442,15 +382,13 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
     }
   auto execute = [&](const RunSpec &run) {
     auto [si, seed] = plan[size_t(&run - runs.data())];
-    size_t total = c.train.max_triples > 0
-                       ? std::min(c.train.max_triples, triples[si].size())
-                       : triples[si].size();
+    size_t total =
+        c.train.max_triples > 0 ? std::min(c.train.max_triples, triples[si].size()) : triples[si].size();
     auto data = mix_triples(triples[si], {}, 0.0, total, seed);
     std::string model_dir = c.out_dir + "/models/" + run.key;
     json result;
     result["train"] = train_model(c.backbone, data, c.train, seed, model_dir);
-    result["datasets"] =
-        evaluate_datasets(model_dir, c.eval, datasets, c.train.threads);
+    result["datasets"] = evaluate_datasets(model_dir, c.eval, datasets, c.train.threads);
     return result.dump();
   };
   auto texts = run_plan(store, runs, execute, stats);
@@ -463,15 +401,11 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
   for (size_t si = 0; si < c.sources.size(); ++si) {
     std::vector<json> rs;
     for (size_t i = 0; i < plan.size(); ++i)
-      if (plan[i].first == si)
-        rs.push_back(json::parse(texts[i]));
+      if (plan[i].first == si) rs.push_back(json::parse(texts[i]));
     json per = json::object();
     for (const auto &e : c.eval) {
-      per[e.name] = {
-          {"ndcg@10",
-           mean_std_json(mean_std(pick(rs, {"datasets", e.name, "ndcg@10"})))},
-          {"acc@1",
-           mean_std_json(mean_std(pick(rs, {"datasets", e.name, "acc@1"})))}};
+      per[e.name] = {{"ndcg@10", mean_std_json(mean_std(pick(rs, {"datasets", e.name, "ndcg@10"})))},
+                     {"acc@1", mean_std_json(mean_std(pick(rs, {"datasets", e.name, "acc@1"})))}};
     }
     observed[c.sources[si].name] = per;
     double m = mean_std(pick(rs, {"datasets", target, "ndcg@10"})).mean;
@@ -482,17 +416,15 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
   write_file_atomic(c.out_dir + "/transfer.csv", csv);
 
   // Diagnostics of the sources with the frozen backbone, and their agreement.
-  log("transfer: diagnosing ", c.sources.size(), " sources with the frozen ",
-      c.backbone);
-  auto corpus = data::load_corpus(is_directory(c.idf_corpus)
-                                      ? c.idf_corpus + "/corpus.jsonl"
-                                      : c.idf_corpus);
+  log("transfer: diagnosing ", c.sources.size(), " sources with the frozen ", c.backbone);
+  auto corpus = data::load_corpus(is_directory(c.idf_corpus) ? c.idf_corpus + "/corpus.jsonl" : c.idf_corpus);
   std::vector<std::string> corpus_texts;
-  for (size_t i = 0; i < corpus.size(); ++i)
-    corpus_texts.push_back(corpus.indexed_text(i));
+  for (size_t i = 0; i < corpus.size(); ++i) corpus_texts.push_back(corpus.indexed_text(i));
   text::Analyzer analyzer;
-  auto idf = diagnose::IdfTable::build(corpus_texts, analyzer);
+  std::vector<std::vector<std::string>> doc_terms;
+  auto idf = diagnose::IdfTable::build(corpus_texts, analyzer, 2, &doc_terms);
   diagnose::LexicalScorer lexical(idf, analyzer);
+  lexical.add_known_texts(corpus_texts, std::move(doc_terms));
   auto encoder = encode::make_encoder(c.backbone);
   diagnose::EmbeddingCache cache(*encoder, c.out_dir);
   diagnose::DiagnoseOptions dopt;
@@ -500,8 +432,7 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
   dopt.gamma = c.gamma;
   diagnose::Diagnoser diagnoser(dopt);
   std::vector<diagnose::SourceInput> inputs;
-  for (size_t si = 0; si < c.sources.size(); ++si)
-    inputs.push_back({c.sources[si].name, triples[si], 0, {}});
+  for (size_t si = 0; si < c.sources.size(); ++si) inputs.push_back({c.sources[si].name, triples[si], 0, {}});
   diagnoser.run(std::move(inputs), lexical, cache, corpus_texts);
   json table = json::object();
   for (const auto &r : diagnoser.reports()) {
@@ -510,13 +441,9 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
       row[name] = diagnose::diagnostic_value(r.stats, name);
     table[r.name] = row;
   }
-  auto finite = [](double x) {
-    return std::isfinite(x) ? json(x) : json(nullptr);
-  };
+  auto finite = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
   auto interval = [&](const diagnose::Interval &iv) {
-    return json{{"value", finite(iv.value)},
-                {"ci_low", finite(iv.low)},
-                {"ci_high", finite(iv.high)}};
+    return json{{"value", finite(iv.value)}, {"ci_low", finite(iv.low)}, {"ci_high", finite(iv.high)}};
   };
   auto agreement = diagnoser.agreement(transfer, c.bootstrap);
   json agree = json::object();
@@ -530,14 +457,12 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
     for (const auto &res : m.resolutions) {
       json rows = json::object();
       for (const auto &row : res.rows)
-        rows[row.diagnostic] = {
-            {"mean_kendall_tau_b", finite(row.mean_kendall)},
-            {"recovered_rate", row.concordant_rate},
-            {"reversed_rate", row.reversed_rate}};
+        rows[row.diagnostic] = {{"mean_kendall_tau_b", finite(row.mean_kendall)},
+                                {"recovered_rate", row.concordant_rate},
+                                {"reversed_rate", row.reversed_rate}};
       matched.push_back(
           {{"bins", res.bins},
-           {"matched_per_source",
-            res.mean_matched_count.empty() ? 0.0 : res.mean_matched_count[0]},
+           {"matched_per_source", res.mean_matched_count.empty() ? 0.0 : res.mean_matched_count[0]},
            {"diagnostics", rows}});
     }
   }
@@ -553,10 +478,9 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
                   {"bootstrap", c.bootstrap},
                   {"matched", matched}};
   summary["runs"] = json::object();
-  for (size_t i = 0; i < runs.size(); ++i)
-    summary["runs"][runs[i].key] = json::parse(texts[i]);
+  for (size_t i = 0; i < runs.size(); ++i) summary["runs"][runs[i].key] = json::parse(texts[i]);
   write_summary(c.out_dir, summary);
   return summary.dump();
 }
 
-} // namespace verity::experiment
+}  // namespace verity::experiment

@@ -18,18 +18,15 @@
 
 namespace verity::experiment {
 
-std::string run_tradeoff(const TradeoffConfig &config,
-                         PlanStats *stats = nullptr);
-std::string run_transfer(const TransferConfig &config,
-                         PlanStats *stats = nullptr);
+std::string run_tradeoff(const TradeoffConfig &config, PlanStats *stats = nullptr);
+std::string run_transfer(const TransferConfig &config, PlanStats *stats = nullptr);
 
 // Model B's data: of `total` triples, round(ratio * total) drawn from
 // `structural`, the rest from `standard` (each without replacement, seeded;
 // fewer when a pool is too small), then shuffled. ratio 0 = Model A's data.
-std::vector<data::Triple>
-mix_triples(const std::vector<data::Triple> &standard,
-            const std::vector<data::Triple> &structural, double ratio,
-            size_t total, uint64_t seed);
+std::vector<data::Triple> mix_triples(const std::vector<data::Triple> &standard,
+                                      const std::vector<data::Triple> &structural, double ratio, size_t total,
+                                      uint64_t seed);
 
 // Mean and population std over seeds, and the paired relative change
 // (b_s - a_s) / a_s over seeds present in both.
@@ -38,7 +35,6 @@ struct MeanStd {
   size_t n = 0;
 };
 MeanStd mean_std(const std::vector<double> &values);
-MeanStd relative_change(const std::vector<double> &a,
-                        const std::vector<double> &b);
+MeanStd relative_change(const std::vector<double> &a, const std::vector<double> &b);
 
-} // namespace verity::experiment
+}  // namespace verity::experiment

@@ -13,20 +13,19 @@
 namespace verity::experiment {
 
 struct RunSpec {
-  std::string key; // unique within the experiment: [A-Za-z0-9._-]+
-  std::string
-      spec; // JSON text describing everything that determines the result
+  std::string key;   // unique within the experiment: [A-Za-z0-9._-]+
+  std::string spec;  // JSON text describing everything that determines the result
 };
 
 class RunStore {
-public:
-  explicit RunStore(std::string out_dir); // creates <out_dir>/runs
+ public:
+  explicit RunStore(std::string out_dir);  // creates <out_dir>/runs
   std::string record_path(const std::string &key) const;
   // The recorded result when a record with this key and an equal spec exists.
   std::optional<std::string> finished(const RunSpec &run) const;
   void record(const RunSpec &run, const std::string &result_json) const;
 
-private:
+ private:
   std::string dir_;
 };
 
@@ -37,9 +36,8 @@ struct PlanStats {
 // Runs every spec not finished yet, in order, recording each result as soon
 // as it is done; returns every run's result (recorded or new) in spec order.
 // Logs "[i/N] key" (or "skip") on stderr; checks for SIGINT between runs.
-std::vector<std::string>
-run_plan(const RunStore &store, const std::vector<RunSpec> &runs,
-         const std::function<std::string(const RunSpec &)> &execute,
-         PlanStats *stats = nullptr);
+std::vector<std::string> run_plan(const RunStore &store, const std::vector<RunSpec> &runs,
+                                  const std::function<std::string(const RunSpec &)> &execute,
+                                  PlanStats *stats = nullptr);
 
-} // namespace verity::experiment
+}  // namespace verity::experiment

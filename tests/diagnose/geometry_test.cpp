@@ -55,22 +55,17 @@ struct Synthetic {
   std::vector<float> q, p, n;
   std::vector<std::string> types, keys;
   size_t count = 0;
-  void add(const std::vector<float> &vq, const std::vector<float> &vp,
-           const std::vector<float> &vn, const std::string &type) {
+  void add(const std::vector<float> &vq, const std::vector<float> &vp, const std::vector<float> &vn,
+           const std::string &type) {
     auto norm = [](std::vector<float> v) {
       double s = 0;
-      for (float x : v)
-        s += double(x) * x;
-      for (float &x : v)
-        x = float(x / std::sqrt(s));
+      for (float x : v) s += double(x) * x;
+      for (float &x : v) x = float(x / std::sqrt(s));
       return v;
     };
-    for (float x : norm(vq))
-      q.push_back(x);
-    for (float x : norm(vp))
-      p.push_back(x);
-    for (float x : norm(vn))
-      n.push_back(x);
+    for (float x : norm(vq)) q.push_back(x);
+    for (float x : norm(vp)) p.push_back(x);
+    for (float x : norm(vn)) n.push_back(x);
     types.push_back(type);
     keys.push_back("query " + std::to_string(count++));
   }
@@ -82,8 +77,7 @@ Synthetic make_synthetic(size_t per_type) {
   std::normal_distribution<float> g(0.0f, 0.05f);
   for (size_t i = 0; i < per_type; ++i) {
     std::vector<float> q = {1, g(rng), g(rng), g(rng)};
-    s.add(q, {1, g(rng), g(rng), g(rng)}, {1, 1 + g(rng), g(rng), g(rng)},
-          "negation");
+    s.add(q, {1, g(rng), g(rng), g(rng)}, {1, 1 + g(rng), g(rng), g(rng)}, "negation");
     s.add(q, {1, g(rng), g(rng), g(rng)}, {1, g(rng), g(rng), g(rng)}, "noise");
   }
   return s;
@@ -108,7 +102,7 @@ TEST(Geometry, KnownCosinesProbeAndSilhouette) {
   EXPECT_GT(neg.test_pairs, 0u);
   EXPECT_EQ(neg.train_pairs + neg.test_pairs, 300u);
   EXPECT_GE(neg.probe_accuracy, 0.99);
-  EXPECT_LT(noise.probe_accuracy, 0.7); // same distribution: about chance
+  EXPECT_LT(noise.probe_accuracy, 0.7);  // same distribution: about chance
   EXPECT_GT(neg.silhouette, 0.7);
   EXPECT_LT(std::abs(noise.silhouette), 0.1);
   EXPECT_EQ(rep.all.count, 300u);
@@ -118,8 +112,7 @@ TEST(Geometry, SmallTypesGetCosinesOnly) {
   auto s = make_synthetic(4);
   GeometryOptions opt;
   auto rep = probe_geometry(s.q, s.p, s.n, s.count, 4, s.types, s.keys, opt);
-  for (const auto &t : rep.by_type)
-    EXPECT_FALSE(t.probed);
+  for (const auto &t : rep.by_type) EXPECT_FALSE(t.probed);
   EXPECT_GT(rep.by_type[0].cos_paraphrase.mean, rep.by_type[0].cos_edit.mean);
 }
 
@@ -131,10 +124,9 @@ TEST(Geometry, ShapeMismatchNamesTheCounts) {
     probe_geometry(s.q, s.p, s.n, s.count, 4, s.types, s.keys, opt);
     FAIL() << "no exception";
   } catch (const ConfigError &e) {
-    EXPECT_NE(std::string(e.what()).find("7 types"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("7 types"), std::string::npos) << e.what();
   }
 }
 
-} // namespace
-} // namespace verity::diagnose
+}  // namespace
+}  // namespace verity::diagnose

@@ -22,9 +22,7 @@ json tradeoff_base() {
           {"structural_triples", "/abs/nm.jsonl"},
           {"structural_ratio", 0.25},
           {"train", {{"max_steps", 10}, {"batch_size", 8}}},
-          {"eval",
-           {{{"dir", "beir/cranfield"}},
-            {{"dir", "beir/scifact"}, {"in_domain", true}}}},
+          {"eval", {{{"dir", "beir/cranfield"}}, {{"dir", "beir/scifact"}, {"in_domain", true}}}},
           {"nearmiss_test", "nm/test.jsonl"}};
 }
 
@@ -58,28 +56,22 @@ TEST(ExperimentConfig, ParsesTradeoffAndResolvesPaths) {
 TEST(ExperimentConfig, ErrorsNameTheField) {
   auto j = tradeoff_base();
   j["train"]["max_steps"] = -3;
-  EXPECT_NE(error_of(j).find("\"train.max_steps\""), std::string::npos)
-      << error_of(j);
+  EXPECT_NE(error_of(j).find("\"train.max_steps\""), std::string::npos) << error_of(j);
   j = tradeoff_base();
   j.erase("backbones");
-  EXPECT_NE(error_of(j).find("\"backbones\": missing"), std::string::npos)
-      << error_of(j);
+  EXPECT_NE(error_of(j).find("\"backbones\": missing"), std::string::npos) << error_of(j);
   j = tradeoff_base();
   j["structural_ratio"] = 1.5;
-  EXPECT_NE(error_of(j).find("\"structural_ratio\""), std::string::npos)
-      << error_of(j);
+  EXPECT_NE(error_of(j).find("\"structural_ratio\""), std::string::npos) << error_of(j);
   j = tradeoff_base();
   j["eval"][1]["dir"] = 7;
-  EXPECT_NE(error_of(j).find("\"eval[1].dir\""), std::string::npos)
-      << error_of(j);
+  EXPECT_NE(error_of(j).find("\"eval[1].dir\""), std::string::npos) << error_of(j);
   j = tradeoff_base();
-  j["trian"] = json::object(); // typo: unknown fields are errors
-  EXPECT_NE(error_of(j).find("\"trian\": unknown field"), std::string::npos)
-      << error_of(j);
+  j["trian"] = json::object();  // typo: unknown fields are errors
+  EXPECT_NE(error_of(j).find("\"trian\": unknown field"), std::string::npos) << error_of(j);
   j = tradeoff_base();
   j["seeds"] = {1, 1};
-  EXPECT_NE(error_of(j).find("\"seeds[1]\": repeated"), std::string::npos)
-      << error_of(j);
+  EXPECT_NE(error_of(j).find("\"seeds[1]\": repeated"), std::string::npos) << error_of(j);
   EXPECT_EQ(error_of(tradeoff_base()), "");
   try {
     parse_tradeoff_config_text("{not json", "/cfg/bad.json");
@@ -95,25 +87,21 @@ TEST(ExperimentConfig, TransferNeedsTwoSources) {
             {"sources", {{"bm25", "a.jsonl"}}},
             {"eval", {{{"dir", "c"}}}},
             {"idf_corpus", "c"}};
-  EXPECT_NE(error_of(j, true).find("\"sources\""), std::string::npos)
-      << error_of(j, true);
+  EXPECT_NE(error_of(j, true).find("\"sources\""), std::string::npos) << error_of(j, true);
   j["sources"]["unrelated"] = "b.jsonl";
   auto c = parse_transfer_config_text(j.dump(), "/cfg/x.json");
   ASSERT_EQ(c.sources.size(), 2u);
   EXPECT_EQ(c.sources[0].name, "bm25");
   EXPECT_EQ(c.sources[1].triples, "/cfg/b.jsonl");
-  EXPECT_EQ(c.seeds.size(), 3u); // default 1, 2, 3
+  EXPECT_EQ(c.seeds.size(), 3u);  // default 1, 2, 3
   j["sources"]["bm25"] = 3;
-  EXPECT_NE(error_of(j, true).find("\"sources.bm25\""), std::string::npos)
-      << error_of(j, true);
+  EXPECT_NE(error_of(j, true).find("\"sources.bm25\""), std::string::npos) << error_of(j, true);
 }
 
 struct TempDir {
   std::string path;
   TempDir() {
-    path =
-        (fs::temp_directory_path() / ("verity-exp-" + std::to_string(getpid())))
-            .string();
+    path = (fs::temp_directory_path() / ("verity-exp-" + std::to_string(getpid()))).string();
     fs::remove_all(path);
   }
   ~TempDir() { fs::remove_all(path); }
@@ -122,14 +110,12 @@ struct TempDir {
 TEST(RunStore, RerunSkipsFinishedRuns) {
   TempDir tmp;
   RunStore store(tmp.path);
-  std::vector<RunSpec> runs = {{"a-1", R"({"seed":1})"},
-                               {"a-2", R"({"seed":2})"},
-                               {"b-1", R"({"seed":1,"b":true})"}};
+  std::vector<RunSpec> runs = {
+      {"a-1", R"({"seed":1})"}, {"a-2", R"({"seed":2})"}, {"b-1", R"({"seed":1,"b":true})"}};
   int calls = 0;
   auto execute = [&](const RunSpec &r) {
     ++calls;
-    if (r.key == "b-1" && calls == 3)
-      throw Interrupted("stop"); // first pass dies on the last run
+    if (r.key == "b-1" && calls == 3) throw Interrupted("stop");  // first pass dies on the last run
     return json{{"ndcg", double(calls)}, {"key", r.key}}.dump();
   };
   EXPECT_THROW(run_plan(store, runs, execute), Interrupted);
@@ -142,7 +128,7 @@ TEST(RunStore, RerunSkipsFinishedRuns) {
   EXPECT_EQ(calls, 4);
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(json::parse(results[0])["ndcg"],
-            1.0); // the recorded result, not a new one
+            1.0);  // the recorded result, not a new one
   EXPECT_EQ(json::parse(results[2])["key"], "b-1");
   // A changed spec runs again; the others stay skipped.
   runs[1].spec = R"({"seed":2,"steps":5})";
@@ -159,5 +145,5 @@ TEST(RunStore, RejectsBadAndDuplicateKeys) {
   EXPECT_THROW(run_plan(store, {{"a", "{}"}, {"a", "{}"}}, nop), ConfigError);
 }
 
-} // namespace
-} // namespace verity::experiment
+}  // namespace
+}  // namespace verity::experiment

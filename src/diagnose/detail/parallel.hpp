@@ -13,22 +13,20 @@
 namespace verity::diagnose::detail {
 
 // Runs fn(i) for i in [0, n) on `threads` workers.
-template <typename Fn> void parallel_for(size_t n, int threads, Fn fn) {
+template <typename Fn>
+void parallel_for(size_t n, int threads, Fn fn) {
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < n;) {
-      if (interrupt_requested())
-        return;
+      if (interrupt_requested()) return;
       fn(i);
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < std::max(1, threads); ++t)
-    pool.emplace_back(worker);
+  for (int t = 1; t < std::max(1, threads); ++t) pool.emplace_back(worker);
   worker();
-  for (auto &th : pool)
-    th.join();
+  for (auto &th : pool) th.join();
   check_interrupt();
 }
 
-} // namespace verity::diagnose::detail
+}  // namespace verity::diagnose::detail
