@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
@@ -180,11 +182,19 @@ json nearmiss_json(const encode::Encoder &encoder, const std::vector<data::Tripl
           {"by_type", by_type}};
 }
 
+// <out_dir>/models/<key>-<fnv1a64 of the spec, 8 hex digits>: a changed spec
+// never reuses a model or checkpoint trained under another one.
+std::string model_dir_for(const std::string& out_dir, const RunSpec& run) {
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08llx", (unsigned long long)(fnv1a64(run.spec.data(), run.spec.size()) >> 32));
+  return out_dir + "/models/" + run.key + "-" + hex;
+}
+
 // Trains (unless the model directory is already complete) and returns the
 // report as JSON.
 json train_model(const std::string &backbone, const std::vector<data::Triple> &triples,
                  const TrainSettings &t, uint64_t seed, const std::string &model_dir) {
-  if (file_exists(model_dir + "/verity.json")) {
+  if (file_exists(model_dir + "/verity.json")) {  // same spec (the name holds its hash): already trained
     log("  model ", model_dir, " exists; not retraining");
     return {{"reused_model", true}};
   }
@@ -291,7 +301,7 @@ std::string run_tradeoff(const TradeoffConfig &c, PlanStats *stats) {
     std::string encoder_spec = p.backbone;
     if (p.arm != "pretrained") {
       auto data = mix_triples(standard, structural, p.arm == "A" ? 0.0 : c.structural_ratio, total, p.seed);
-      std::string model_dir = c.out_dir + "/models/" + run.key;
+      std::string model_dir = model_dir_for(c.out_dir, run);
       result["train"] = train_model(p.backbone, data, c.train, p.seed, model_dir);
       encoder_spec = model_dir;
     }
@@ -385,7 +395,7 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
     size_t total =
         c.train.max_triples > 0 ? std::min(c.train.max_triples, triples[si].size()) : triples[si].size();
     auto data = mix_triples(triples[si], {}, 0.0, total, seed);
-    std::string model_dir = c.out_dir + "/models/" + run.key;
+    std::string model_dir = model_dir_for(c.out_dir, run);
     json result;
     result["train"] = train_model(c.backbone, data, c.train, seed, model_dir);
     result["datasets"] = evaluate_datasets(model_dir, c.eval, datasets, c.train.threads);
