@@ -441,6 +441,8 @@ void check_options(const EncoderTrainOptions& o) {
                "train-encoder: resume needs a checkpoint directory");
   VERITY_CHECK(o.patience == 0 || !o.dev_dataset.empty(), ConfigError,
                "train-encoder: patience needs a dev dataset");
+  VERITY_CHECK(o.plot_path.empty() || !o.metrics_path.empty(), ConfigError,
+               "train-encoder: the plot is drawn from the metrics log; set a metrics path");
 }
 
 }  // namespace
@@ -529,7 +531,10 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
     else write_file_atomic(o.metrics_path, provenance.dump() + "\n");
   }
   std::ofstream metrics;
-  if (!o.metrics_path.empty()) metrics.open(o.metrics_path, std::ios::app);
+  if (!o.metrics_path.empty()) {
+    metrics.open(o.metrics_path, std::ios::app);
+    VERITY_CHECK(metrics.is_open(), Error, o.metrics_path, ": cannot open the metrics log for appending");
+  }
   auto metric_line = [&](const nlohmann::json& j) {
     if (!metrics.is_open()) return;
     metrics << j.dump() << "\n";

@@ -372,4 +372,8 @@ TEST(EncoderTrainingCli, MixAndTrainJson) {
   auto bad = verity_test::run(cat("train-encoder --encoder glove:", base, " --train ", dir / "missing.jsonl",
                                   " --out ", dir / "m2"));
   EXPECT_NE(bad.status, 0);
+  auto no_metrics = verity_test::run(cat("train-encoder --encoder glove:", base, " --train ", dir / "mix.jsonl",
+                                         " --plot ", dir / "c.svg", " --max-steps 1"));
+  EXPECT_EQ(no_metrics.status, 2) << no_metrics.err;  // usage error: the plot needs --metrics
+  EXPECT_NE(no_metrics.err.find("metrics"), std::string::npos) << no_metrics.err;
 }
