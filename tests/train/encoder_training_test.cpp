@@ -377,3 +377,19 @@ TEST(EncoderTrainingCli, MixAndTrainJson) {
   EXPECT_EQ(no_metrics.status, 2) << no_metrics.err;  // usage error: the plot needs --metrics
   EXPECT_NE(no_metrics.err.find("metrics"), std::string::npos) << no_metrics.err;
 }
+
+// Across processes: stopped at step 2 of 4, resumed, equal to a straight run.
+TEST(EncoderTrainingCli, ResumeAcrossProcesses) {
+  const auto dir = temp_dir("cli_resume");
+  const auto base = tiny_glove(dir);
+  data::write_triples((dir / "mix.jsonl").string(), paired_triples());
+  const auto common = cat("train-encoder --encoder glove:", base, " --train ", dir / "mix.jsonl",
+                          " --batch-size 3 --max-steps 4 --lr 0.01 --seed 3 --quiet");
+  ASSERT_EQ(verity_test::run(cat(common, " --out ", dir / "straight")).status, 0);
+  ASSERT_EQ(verity_test::run(cat(common, " --checkpoint-dir ", dir / "ck", " --stop-at-step 2 --out ", dir / "r"))
+                .status,
+            0);
+  EXPECT_FALSE(fs::exists(dir / "r"));
+  ASSERT_EQ(verity_test::run(cat(common, " --checkpoint-dir ", dir / "ck", " --resume --out ", dir / "r")).status, 0);
+  EXPECT_EQ(read_file((dir / "straight" / "vectors.vgl").string()), read_file((dir / "r" / "vectors.vgl").string()));
+}
