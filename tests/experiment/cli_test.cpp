@@ -87,4 +87,21 @@ TEST_F(ExperimentCli, BadConfigNamesTheField) {
   EXPECT_NE(r.err.find("\"train.max_steps\""), std::string::npos) << r.err;
 }
 
+TEST_F(ExperimentCli, GeometryPrintsOneJsonObject) {
+  std::string lines;
+  const char* subjects[] = {"cells", "viruses", "drugs", "mice", "neurons", "bones"};
+  for (int i = 0; i < 12; ++i) {
+    std::string s = subjects[i % 6], v = i < 6 ? "divide" : "grow";
+    lines += "{\"query\":\"the " + s + " " + v + "\",\"positive\":\"" + s + " " + v + "\",\"negative\":\"the " + s +
+             " do not " + v + "\",\"type\":\"negation\"}\n";
+  }
+  verity::write_file_atomic((dir / "nm.jsonl").string(), lines);
+  auto r = verity_test::run("geometry --encoder glove --data " + (dir / "nm.jsonl").string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto g = json::parse(r.out);  // exactly one object
+  EXPECT_EQ(g["all"]["count"], 12);
+  EXPECT_TRUE(g["by_type"].contains("negation"));
+  EXPECT_LE(g["all"]["cos_edit"]["mean"].get<double>(), 1.0);
+}
+
 }  // namespace
