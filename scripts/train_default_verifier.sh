@@ -7,7 +7,7 @@
 # Writes default.vvrf and default.json (the command, data hashes, accuracies) atomically
 # enough: both are produced in a temp dir and moved into place at the end.
 #   usage: scripts/train_default_verifier.sh [BUILD_DIR] [NM_DATA_DIR]
-# Env: EPOCHS, PER_TYPE, WIDTH, MAX_TRAIN, RETRIEVAL_RATIO, SEED, TOKEN_CACHE;
+# Env: EPOCHS, PATIENCE, PER_TYPE, WIDTH, MAX_TRAIN, RETRIEVAL_RATIO, SEED, TOKEN_CACHE;
 # CKPT_DIR=D keeps checkpoints in D and RESUME=1 continues from D.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,8 +22,8 @@ cmd=("$build/verity" train-verifier
   --train "$nm/train.jsonl" --dev "$nm/dev.jsonl" --test "$nm/test.jsonl"
   --retrieval "$scifact" --retrieval-ratio "${RETRIEVAL_RATIO:-0.3}" --retrieval-top 20
   --encoder use-lite --mode frozen --verifier f3 --loss pairwise
-  --epochs "${EPOCHS:-8}" --patience 2 --batch-size 32 --lr 1e-3 --seed "${SEED:-1}"
-  --per-type "${PER_TYPE:-300}" --train-map-width "${WIDTH:-32}" --max-train "${MAX_TRAIN:-0}"
+  --epochs "${EPOCHS:-40}" --patience "${PATIENCE:-4}" --batch-size 32 --lr 1e-3 --seed "${SEED:-1}"
+  --per-type "${PER_TYPE:-800}" --train-map-width "${WIDTH:-32}" --max-train "${MAX_TRAIN:-0}"
   ${TOKEN_CACHE:+--token-cache "$TOKEN_CACHE"}
   --checkpoint-dir "${CKPT_DIR:-$tmp/ckpt}" ${RESUME:+--resume} --out "$tmp/default.vvrf" --json)
 echo "+ ${cmd[*]}" >&2

@@ -7,10 +7,11 @@
 #   usage: scripts/verifier_results.sh [BUILD_DIR] [NM_DATA_DIR] [OUT_DIR]
 # Env: SEEDS="1 2 3", CONFIGS="f3:frozen f4:frozen f3:end2end f4:end2end",
 #      BASELINES="none f0 f1 f2" (BASELINES= to skip),
-#      EPOCHS=4, PER_TYPE=250 (balanced epochs: triples per type per epoch),
+#      EPOCHS=8, PER_TYPE=400 (balanced epochs: triples per type per epoch),
 #      WIDTH=32 (training map width), MAX_TRAIN=0 (near-miss train cap, 0 = all),
 #      E2E_EPOCHS=1, E2E_PER_TYPE=60 (end-to-end rows run a smaller budget),
-#      NDCG=0 (1: add the reranking columns; ~10 min per verifier on 2 cores).
+#      NDCG=0 (1: add the reranking columns; ~10 min per verifier on 2 cores),
+#      TOKEN_CACHE=FILE (frozen rows: train-verifier --token-cache, encode once).
 # Every run's JSON stays in OUT_DIR; finished runs are skipped on a rerun.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -50,10 +51,11 @@ for config in $configs; do
     tag="$kind-$mode-seed$seed"
     extra=()
     [[ "$kind" == f4 ]] && extra+=(--vit-dim 128 --vit-layers 2 --vit-heads 4 --vit-mlp 256)
+    [[ "$mode" == frozen && -n "${TOKEN_CACHE:-}" ]] && extra+=(--token-cache "$TOKEN_CACHE")
     if [[ "$mode" == end2end ]]; then
       extra+=(--epochs "${E2E_EPOCHS:-1}" --per-type "${E2E_PER_TYPE:-60}" --patience 0)
     else
-      extra+=(--epochs "${EPOCHS:-4}" --per-type "${PER_TYPE:-250}" --patience 2)
+      extra+=(--epochs "${EPOCHS:-8}" --per-type "${PER_TYPE:-400}" --patience 2)
     fi
     run_to "$out/$tag.json" "$build/verity" train-verifier --train "$nm/train.jsonl" --dev "$nm/dev.jsonl" \
       --test "$nm/test.jsonl" --encoder use-lite --mode "$mode" --verifier "$kind" --loss pairwise \
@@ -75,9 +77,8 @@ def ms(xs, digits=3):
 def ndcgs(tag_glob):
     got = {"scifact": [], "cranfield": []}
     for p in sorted(glob.glob(f"{out}/{tag_glob}.eval.json")):
-        for d in json.load(open(p))["datasets"]:
-            name = os.path.basename(d["dataset"].rstrip("/"))
-            if name in got: got[name].append(d["metrics"]["ndcg@10"])
+        for name, d in json.load(open(p))["datasets"].items():
+            if name in got: got[name].append(d["ndcg@10"])
     return got
 rows, types = [], set()
 for v in baselines:
