@@ -92,7 +92,8 @@ for v in baselines:
     rows.append((v, "—", "no parameters (1 run)", per, [r["pairwise_acc"]], [], ndcgs(v)))
 for config in configs:
     kind, mode = config.split(":")
-    runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/{kind}-{mode}-seed*.json"))]
+    runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/{kind}-{mode}-seed*.json"))
+            if not p.endswith(".eval.json")]
     per = {}
     for r in runs:
         for t, x in r.get("test_pairwise_acc", {}).get("by_type", {}).items():
