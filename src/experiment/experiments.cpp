@@ -36,9 +36,14 @@ std::vector<data::Triple> mix_triples(const std::vector<data::Triple> &standard,
     std::vector<size_t> idx(pool.size());
     for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
     std::shuffle(idx.begin(), idx.end(), rng);
-    for (size_t i = 0; i < std::min(k, idx.size()); ++i) out.push_back(pool[idx[i]]);
+    for (size_t i = 0; i < k; ++i) out.push_back(pool[idx[i]]);
   };
   size_t n_struct = size_t(std::llround(ratio * double(total)));
+  // Every arm gets exactly `total` triples: a pool too small is an error, not a smaller model.
+  VERITY_CHECK(total - n_struct <= standard.size(), ConfigError, "mix: the budget needs ", total - n_struct,
+               " standard triples, the standard file has ", standard.size());
+  VERITY_CHECK(n_struct <= structural.size(), ConfigError, "mix: ratio ", ratio, " of ", total, " needs ",
+               n_struct, " structural triples, the structural file has ", structural.size());
   std::vector<data::Triple> out;
   draw(standard, total - n_struct, out);
   draw(structural, n_struct, out);

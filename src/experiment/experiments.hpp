@@ -22,8 +22,10 @@ std::string run_tradeoff(const TradeoffConfig &config, PlanStats *stats = nullpt
 std::string run_transfer(const TransferConfig &config, PlanStats *stats = nullptr);
 
 // Model B's data: of `total` triples, round(ratio * total) drawn from
-// `structural`, the rest from `standard` (each without replacement, seeded;
-// fewer when a pool is too small), then shuffled. ratio 0 = Model A's data.
+// `structural`, the rest from `standard` (each without replacement, seeded),
+// then shuffled; a pool too small for its share is a ConfigError. ratio 0 =
+// Model A's data. (Its own seeded draw, not train::mix_triples', so the runs
+// recorded in docs/RESULTS.md reproduce.)
 std::vector<data::Triple> mix_triples(const std::vector<data::Triple> &standard,
                                       const std::vector<data::Triple> &structural, double ratio, size_t total,
                                       uint64_t seed);
