@@ -18,6 +18,7 @@
 #include "bench_env.hpp"
 #include "core/error.hpp"
 #include "index/token_store.hpp"
+#include "search/stored_rows.hpp"
 #include "verify/bf16_maps.hpp"
 #include "verify/learned.hpp"
 #include "verify/similarity_map.hpp"
@@ -94,9 +95,6 @@ int main(int argc, char** argv) {
 
     std::vector<double> t_decode, t_maps, t_total_f1, t_streamed, t_streamed_f1, t_bf16, t_bf16_f1;
     const bool bf16 = verify::bf16_maps_supported();
-    const auto codes = store.precision() == index::TokenPrecision::fp32   ? verify::RowCodes::f32
-                       : store.precision() == index::TokenPrecision::fp16 ? verify::RowCodes::f16
-                                                                          : verify::RowCodes::i8;
     std::map<std::string, std::vector<double>> t_score;
     std::map<std::string, std::unique_ptr<verify::Verifier>> verifiers;
     for (const auto& v : a.verifiers) verifiers[v] = make_for_speed(v);
@@ -139,10 +137,8 @@ int main(int argc, char** argv) {
       // straight from the stored codes.
       if (bf16) {
         auto b0 = bench::Clock::now();
-        auto maps_bf16 = verify::similarity_maps_bf16(qdoc, docs.size(), dim, [&](size_t c) {
-          const auto raw = store.raw(docs[c]);
-          return verify::TokenRows{codes, raw.codes, raw.scales, raw.n};
-        });
+        auto maps_bf16 = verify::similarity_maps_bf16(
+            qdoc, docs.size(), dim, [&](size_t c) { return search::stored_rows(store, docs[c]); });
         auto b1 = bench::Clock::now();
         t_bf16.push_back(ms(b0, b1));
         if (verifiers.count("f1")) {

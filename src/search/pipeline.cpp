@@ -12,6 +12,7 @@
 #include "index/doc_store.hpp"
 #include "index/index_dir.hpp"
 #include "index/token_store.hpp"
+#include "search/stored_rows.hpp"
 #include "verify/bf16_maps.hpp"
 #include "verify/similarity_map.hpp"
 #include "verify/verifier.hpp"
@@ -126,15 +127,9 @@ struct Pipeline::Impl {
   std::vector<double> verify_docs(const std::vector<float>& query_tokens,
                                   const std::vector<Candidate>& cands) const {
     const size_t dim = tokens->dim();
-    if (verify::use_bf16_maps()) {
-      const auto codes = tokens->precision() == index::TokenPrecision::fp32   ? verify::RowCodes::f32
-                         : tokens->precision() == index::TokenPrecision::fp16 ? verify::RowCodes::f16
-                                                                              : verify::RowCodes::i8;
-      return score_maps(verify::similarity_maps_bf16(query_tokens, cands.size(), dim, [&](size_t c) {
-        const auto raw = tokens->raw(cands[c].doc);
-        return verify::TokenRows{codes, raw.codes, raw.scales, raw.n};
-      }));
-    }
+    if (verify::use_bf16_maps())
+      return score_maps(verify::similarity_maps_bf16(
+          query_tokens, cands.size(), dim, [&](size_t c) { return stored_rows(*tokens, cands[c].doc); }));
     return score_maps(verify::SimilarityMap::compute_streamed(
         query_tokens, cands.size(), dim, [&](size_t c, std::vector<float>& rows) {
           const size_t n = tokens->num_tokens(cands[c].doc);
@@ -148,16 +143,15 @@ struct Pipeline::Impl {
   // scores the same there as when it is stored and searched.
   std::vector<double> verify_texts(const encode::Encoded& enc, size_t count) const {
     const auto query = enc.token_block(0);
-    if (verify::use_bf16_maps()) {
-      std::vector<std::vector<float>> blocks(count);
-      for (size_t c = 0; c < count; ++c) blocks[c] = enc.token_block(c + 1);
+    std::vector<std::vector<float>> blocks(count);
+    for (size_t c = 0; c < count; ++c) blocks[c] = enc.token_block(c + 1);
+    if (verify::use_bf16_maps())
       return score_maps(verify::similarity_maps_bf16(query, count, enc.dim, [&](size_t c) {
         return verify::TokenRows{verify::RowCodes::f32, blocks[c].data(), nullptr, blocks[c].size() / enc.dim};
       }));
-    }
     return score_maps(verify::SimilarityMap::compute_streamed(
         query, count, enc.dim, [&](size_t c, std::vector<float>& rows) {
-          rows = enc.token_block(c + 1);
+          rows = blocks[c];
           return rows.size() / enc.dim;
         }));
   }

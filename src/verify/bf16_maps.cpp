@@ -4,6 +4,7 @@
 
 // GCC 12's AVX-512 headers initialize their "undefined" vectors from themselves.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <ATen/Parallel.h>
 #include <immintrin.h>
@@ -45,47 +46,39 @@ VERITY_BF16_TARGET inline void store_bf16(uint16_t* dst, __m512 x) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), (__m256i)_mm512_cvtneps_pbh(x));
 }
 
+// Writes row r times `mul` as bf16 into o[0, stride) (zero beyond dim) and
+// returns the sum of squares of the unscaled row, in one pass over the codes.
+VERITY_BF16_TARGET float convert_row(const TokenRows& rows, size_t r, size_t dim, size_t stride,
+                                     float mul, uint16_t* o) {
+  const size_t full = dim / 16 * 16;
+  const auto tail = __mmask16((1u << (dim - full)) - 1u);
+  const __m512 scale = _mm512_set1_ps(mul);
+  __m512 sq = _mm512_setzero_ps();
+  size_t k = 0;
+  for (; k < full + (tail ? 16 : 0); k += 16) {
+    const __m512 x = load16(rows, r, dim, k, k < full ? __mmask16(0xffff) : tail);
+    sq = _mm512_fmadd_ps(x, x, sq);
+    store_bf16(o + k, _mm512_mul_ps(x, scale));
+  }
+  std::fill(o + k, o + stride, uint16_t(0));
+  return _mm512_reduce_add_ps(sq);
+}
+
+float inverse_norm(float sum_of_squares) {
+  return sum_of_squares > 0 ? 1.0f / std::sqrt(sum_of_squares) : 0.0f;
+}
+
 // Converts rows.n rows into bf16 rows of stride `stride` and writes each row's
 // inverse fp32 norm (0 for a zero row). normalize: the rows are scaled to unit
-// length before rounding (the query); otherwise the caller applies inv_norm to
-// the products (candidates, read once).
+// length before rounding (the query: converted a second time, once its norm is
+// known); otherwise the caller applies inv_norm to the products (candidates,
+// read once).
 VERITY_BF16_TARGET void to_bf16_rows(const TokenRows& rows, size_t dim, size_t stride,
                                      uint16_t* out, float* inv_norm, bool normalize) {
-  const size_t full = dim / 16 * 16;
-  const __mmask16 tail = __mmask16((1u << (dim - full)) - 1u);
   for (size_t r = 0; r < rows.n; ++r) {
     uint16_t* o = out + r * stride;
-    __m512 sq = _mm512_setzero_ps();
-    size_t k = 0;
-    if (normalize) {  // the query: scale by the norm before rounding, so a second pass
-      for (size_t j = 0; j < full; j += 16) {
-        const __m512 x = load16(rows, r, dim, j, 0xffff);
-        sq = _mm512_fmadd_ps(x, x, sq);
-      }
-      if (tail) {
-        const __m512 x = load16(rows, r, dim, full, tail);
-        sq = _mm512_fmadd_ps(x, x, sq);
-      }
-      const float s = _mm512_reduce_add_ps(sq);
-      const __m512 mul = _mm512_set1_ps(s > 0 ? 1.0f / std::sqrt(s) : 0.0f);
-      for (; k < full; k += 16) store_bf16(o + k, _mm512_mul_ps(load16(rows, r, dim, k, 0xffff), mul));
-      if (tail) store_bf16(o + k, _mm512_mul_ps(load16(rows, r, dim, k, tail), mul)), k += 16;
-    } else {  // candidates: one pass over the stored codes, the norm applied to the products
-      for (; k < full; k += 16) {
-        const __m512 x = load16(rows, r, dim, k, 0xffff);
-        sq = _mm512_fmadd_ps(x, x, sq);
-        store_bf16(o + k, x);
-      }
-      if (tail) {
-        const __m512 x = load16(rows, r, dim, k, tail);
-        sq = _mm512_fmadd_ps(x, x, sq);
-        store_bf16(o + k, x);
-        k += 16;
-      }
-    }
-    const float s = _mm512_reduce_add_ps(sq);
-    inv_norm[r] = s > 0 ? 1.0f / std::sqrt(s) : 0.0f;
-    std::fill(o + k, o + stride, uint16_t(0));
+    inv_norm[r] = inverse_norm(convert_row(rows, r, dim, stride, 1.0f, o));
+    if (normalize) convert_row(rows, r, dim, stride, inv_norm[r], o);
   }
 }
 
