@@ -39,20 +39,7 @@ IdfTable IdfTable::build(std::span<const std::string> documents, const text::Ana
 }
 
 IdfTable IdfTable::build(std::span<const std::string> documents, const text::Analyzer& analyzer) {
-  std::unordered_map<std::string, uint32_t> df;
-  std::vector<std::string> tokens;
-  for (size_t i = 0; i < documents.size(); ++i) {
-    tokens.clear();
-    try {
-      analyzer.analyze(documents[i], tokens);
-    } catch (const FormatError& e) {
-      throw FormatError(cat("idf corpus document ", i + 1, ": ", e.what()));
-    }
-    std::sort(tokens.begin(), tokens.end());
-    tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
-    for (auto& t : tokens) ++df[std::move(t)];
-  }
-  return IdfTable(documents.size(), std::move(df));
+  return build(documents, analyzer, 1, nullptr);
 }
 
 uint32_t IdfTable::df(std::string_view term) const {
@@ -75,16 +62,20 @@ const std::vector<uint32_t>& LexicalScorer::terms(const std::string& text) {
   if (found != text_terms_.end()) return found->second;
   scratch_.clear();
   analyzer_.analyze(text, scratch_);
+  return text_terms_.emplace(text, intern(scratch_)).first->second;
+}
+
+std::vector<uint32_t> LexicalScorer::intern(std::span<const std::string> tokens) {
   std::vector<uint32_t> ids;
-  ids.reserve(scratch_.size());
-  for (auto& token : scratch_) {
+  ids.reserve(tokens.size());
+  for (const auto& token : tokens) {
     auto [it, inserted] = term_ids_.try_emplace(token, uint32_t(idf_.size()));
     if (inserted) idf_.push_back(idf_table_.idf(token));
     ids.push_back(it->second);
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return text_terms_.emplace(text, std::move(ids)).first->second;
+  return ids;
 }
 
 void LexicalScorer::add_known_texts(std::span<const std::string> texts,
@@ -118,16 +109,7 @@ void LexicalScorer::prepare(std::span<const std::string* const> texts, int threa
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!ok[i]) continue;
     auto k = known_.find(*pending[i]);
-    const auto& words = k != known_.end() ? k->second : tokens[i];
-    std::vector<uint32_t> ids;
-    ids.reserve(words.size());
-    for (const auto& token : words) {
-      auto [it, inserted] = term_ids_.try_emplace(token, uint32_t(idf_.size()));
-      if (inserted) idf_.push_back(idf_table_.idf(it->first));
-      ids.push_back(it->second);
-    }
-    std::sort(ids.begin(), ids.end());
-    text_terms_.emplace(*pending[i], std::move(ids));
+    text_terms_.emplace(*pending[i], intern(k != known_.end() ? k->second : tokens[i]));
   }
 }
 

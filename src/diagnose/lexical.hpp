@@ -68,6 +68,9 @@ class LexicalScorer {
   double idf_of(uint32_t term_id) const { return idf_[term_id]; }
 
  private:
+  // Sorted unique ids of `tokens`, interning new terms (and their idf).
+  std::vector<uint32_t> intern(std::span<const std::string> tokens);
+
   const IdfTable& idf_table_;
   text::Analyzer analyzer_;
   std::unordered_map<std::string, uint32_t> term_ids_;

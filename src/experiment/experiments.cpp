@@ -378,17 +378,20 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
   RunStore store(c.out_dir);
   Datasets datasets;
   std::vector<std::vector<data::Triple>> triples;
-  for (const auto &s : c.sources) triples.push_back(read_all(s.triples));
+  std::vector<size_t> totals;  // triples per model of each source
+  for (const auto &s : c.sources) {
+    triples.push_back(read_all(s.triples));
+    const size_t n = triples.back().size();
+    totals.push_back(c.train.max_triples > 0 ? std::min(c.train.max_triples, n) : n);
+  }
   std::vector<RunSpec> runs;
   std::vector<std::pair<size_t, uint64_t>> plan;  // source index, seed
   for (size_t si = 0; si < c.sources.size(); ++si)
     for (uint64_t seed : c.seeds) {
-      size_t total =
-          c.train.max_triples > 0 ? std::min(c.train.max_triples, triples[si].size()) : triples[si].size();
       json s = {{"backbone", c.backbone},
                 {"source", c.sources[si].name},
                 {"triples_path", c.sources[si].triples},
-                {"triples", total},
+                {"triples", totals[si]},
                 {"seed", seed},
                 {"train", train_json(c.train, c.backbone)},
                 {"eval", eval_spec_json(c.eval)}};
@@ -397,9 +400,7 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
     }
   auto execute = [&](const RunSpec &run) {
     auto [si, seed] = plan[size_t(&run - runs.data())];
-    size_t total =
-        c.train.max_triples > 0 ? std::min(c.train.max_triples, triples[si].size()) : triples[si].size();
-    auto data = mix_triples(triples[si], {}, 0.0, total, seed);
+    auto data = mix_triples(triples[si], {}, 0.0, totals[si], seed);
     std::string model_dir = model_dir_for(c.out_dir, run);
     json result;
     result["train"] = train_model(c.backbone, data, c.train, seed, model_dir);
