@@ -15,12 +15,6 @@
 namespace verity::cli {
 namespace {
 
-nlohmann::json type_counts(const std::vector<data::Triple>& triples) {
-  std::map<std::string, size_t> by_type;
-  for (const auto& t : triples) ++by_type[t.type.empty() ? "untyped" : t.type];
-  return by_type;
-}
-
 struct MixArgs {
   CommonFlags common;
   std::string standard, structural, out;
@@ -91,7 +85,7 @@ void run_pairs(PairsArgs& a) {
   log("pairs: ", triples.size(), " ", a.source, " triples -> ", a.out);
   if (a.common.json)
     print_json({{"command", invocation()}, {"source", a.source}, {"out", a.out}, {"triples", triples.size()},
-                {"seed", a.seed}, {"by_type", type_counts(triples)}, {"details", extra}});
+                {"seed", a.seed}, {"by_type", train::type_counts(triples)}, {"details", extra}});
 }
 
 void setup_mix(CLI::App& app) {

@@ -116,6 +116,12 @@ std::vector<std::string> read_text_files(const std::string& dir) {
   return out;
 }
 
+std::map<std::string, size_t> type_counts(std::span<const data::Triple> triples) {
+  std::map<std::string, size_t> by_type;
+  for (const auto& t : triples) ++by_type[t.type.empty() ? "untyped" : t.type];
+  return by_type;
+}
+
 MixResult mix_triples(std::span<const data::Triple> standard, std::span<const data::Triple> structural,
                       const MixOptions& o) {
   VERITY_CHECK(o.ratio >= 0 && o.ratio <= 1, ConfigError, "mix: ratio ", o.ratio, " must be in [0, 1]");
@@ -139,10 +145,8 @@ MixResult mix_triples(std::span<const data::Triple> standard, std::span<const da
   r.standard = n_std;
   r.structural = n_struct;
   std::shuffle(r.triples.begin(), r.triples.end(), rng);
-  for (auto& t : r.triples) {
-    t.line = 0;
-    ++r.by_type[t.type.empty() ? "untyped" : t.type];
-  }
+  for (auto& t : r.triples) t.line = 0;
+  r.by_type = type_counts(r.triples);
   return r;
 }
 

@@ -36,6 +36,9 @@ std::vector<data::Triple> cropping_triples(std::span<const std::string> document
 // Every regular file under dir (recursive), sorted by path, as UTF-8 text.
 std::vector<std::string> read_text_files(const std::string& dir);
 
+// Triples per type ("untyped" when empty).
+std::map<std::string, size_t> type_counts(std::span<const data::Triple> triples);
+
 struct MixOptions {
   double ratio = 0;   // share of the budget taken from the structural triples, in [0, 1]
   size_t total = 0;   // budget; 0 = the number of standard triples

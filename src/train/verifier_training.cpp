@@ -6,7 +6,6 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
-#include <numeric>
 #include <random>
 #include <set>
 #include <sstream>
@@ -230,21 +229,17 @@ void load_checkpoint(const std::string& dir, LoopState& s, const std::string& fi
 // Depends only on (seed, epoch), so a resumed run sees the same order.
 std::vector<size_t> epoch_order(const std::vector<IndexedTriple>& train, size_t per_type, uint64_t seed,
                                 size_t epoch) {
+  if (per_type == 0) return detail::epoch_order(train.size(), seed, epoch);
   std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ULL + epoch + 1);
   std::vector<size_t> order;
-  if (per_type == 0) {
-    order.resize(train.size());
-    std::iota(order.begin(), order.end(), 0);
-  } else {
-    std::map<std::string, std::vector<size_t>> by_type;
-    for (size_t i = 0; i < train.size(); ++i) by_type[train[i].type].push_back(i);
-    for (auto& [type, ids] : by_type) {
-      for (size_t taken = 0; taken < per_type;) {
-        std::shuffle(ids.begin(), ids.end(), rng);
-        const size_t k = std::min(ids.size(), per_type - taken);
-        order.insert(order.end(), ids.begin(), ids.begin() + long(k));
-        taken += k;
-      }
+  std::map<std::string, std::vector<size_t>> by_type;
+  for (size_t i = 0; i < train.size(); ++i) by_type[train[i].type].push_back(i);
+  for (auto& [type, ids] : by_type) {
+    for (size_t taken = 0; taken < per_type;) {
+      std::shuffle(ids.begin(), ids.end(), rng);
+      const size_t k = std::min(ids.size(), per_type - taken);
+      order.insert(order.end(), ids.begin(), ids.begin() + long(k));
+      taken += k;
     }
   }
   std::shuffle(order.begin(), order.end(), rng);
