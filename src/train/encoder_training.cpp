@@ -54,9 +54,9 @@ class Backbone {
 };
 
 // Token ids per text, computed once.
-template <typename Tokenize>
 class TokenCache {
  public:
+  using Tokenize = std::function<std::vector<int64_t>(const std::string&)>;
   explicit TokenCache(Tokenize f) : f_(std::move(f)) {}
   const std::vector<int64_t>& operator()(const std::string& text) {
     auto it = cache_.find(text);
@@ -91,7 +91,7 @@ class UseLiteBackbone final : public Backbone {
 
  private:
   detail::UseLiteWeights w_;
-  TokenCache<std::function<std::vector<int64_t>(const std::string&)>> ids_;
+  TokenCache ids_;
 };
 
 class BertBackbone final : public Backbone {
@@ -132,7 +132,7 @@ class BertBackbone final : public Backbone {
   std::unique_ptr<encode::Encoder> encoder_;
   encode::BertEncoder& bert_;
   size_t max_length_;
-  TokenCache<std::function<std::vector<int64_t>(const std::string&)>> ids_;
+  TokenCache ids_;
 };
 
 // GloVe: the rows of the words that occur in the training texts are the
@@ -222,7 +222,7 @@ class GloveBackbone final : public Backbone {
   std::unique_ptr<encode::Encoder> encoder_;
   encode::GloveEncoder& glove_;
   size_t max_length_;
-  TokenCache<std::function<std::vector<int64_t>(const std::string&)>> rows_;
+  TokenCache rows_;
   std::unordered_map<int64_t, int64_t> slot_;  // vocabulary row -> trainable row
   std::vector<int64_t> vocab_;                 // trainable row -> vocabulary row
   std::shared_ptr<GloveTable> table_;
@@ -674,7 +674,7 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
       info["dev"] = {{"dataset", o.dev_dataset}, {"split", o.dev_split}, {"curve", curve}};
       write_file_atomic((fs::path(o.out_dir) / "training.json").string(), info.dump(2) + "\n");
     }
-    if (!o.plot_path.empty() && !o.metrics_path.empty()) {
+    if (!o.plot_path.empty()) {  // check_options: a plot needs the metrics log
       metrics.close();
       write_training_plot(o.metrics_path, o.plot_path);
     }
