@@ -335,17 +335,9 @@ Encoded BertEncoder::encode(std::span<const std::string> texts, const EncodeOpti
   for (size_t start = 0; start < n; start += batch_size) {
     const size_t bn = std::min(batch_size, n - start);
     const size_t tb = toks[order[start]].ids.size();
-    auto ids = torch::full({int64_t(bn), int64_t(tb)}, int64_t(impl_->tokenizer.pad_id()), torch::kLong);
-    auto mask = torch::zeros({int64_t(bn), int64_t(tb)}, torch::kLong);
-    auto ids_a = ids.accessor<int64_t, 2>();
-    auto mask_a = mask.accessor<int64_t, 2>();
-    for (size_t b = 0; b < bn; ++b) {
-      const auto& e = toks[order[start + b]];
-      for (size_t t = 0; t < e.ids.size(); ++t) {
-        ids_a[b][t] = e.ids[t];
-        mask_a[b][t] = 1;
-      }
-    }
+    std::vector<const std::vector<int32_t>*> rows;
+    for (size_t b = 0; b < bn; ++b) rows.push_back(&toks[order[start + b]].ids);
+    const auto [ids, mask] = detail::pad_batch(rows, int64_t(impl_->tokenizer.pad_id()));
     torch::Tensor hidden = model->forward(ids, mask);  // [bn, tb, H]
     torch::Tensor pooled = detail::pool_hidden(hidden, mask, impl_->pooling);
     if (opts.normalize) pooled = pooled / pooled.norm(2, {-1}, true).clamp_min(1e-12);

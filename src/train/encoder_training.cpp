@@ -108,22 +108,9 @@ class BertBackbone final : public Backbone {
   std::string base_name() const override { return bert_.impl().name; }
   torch::nn::Module& module() override { return *bert_.impl().model; }
   torch::Tensor embed(const std::vector<const std::string*>& texts) override {
-    int64_t longest = 1;
     std::vector<const std::vector<int64_t>*> rows;
-    for (const auto* t : texts) {
-      rows.push_back(&ids_(*t));
-      longest = std::max<int64_t>(longest, int64_t(rows.back()->size()));
-    }
-    const auto b = int64_t(rows.size());
-    auto ids = torch::full({b, longest}, int64_t(bert_.tokenizer().pad_id()), torch::kLong);
-    auto mask = torch::zeros({b, longest}, torch::kLong);
-    auto ia = ids.accessor<int64_t, 2>();
-    auto ma = mask.accessor<int64_t, 2>();
-    for (int64_t i = 0; i < b; ++i)
-      for (size_t j = 0; j < rows[size_t(i)]->size(); ++j) {
-        ia[i][int64_t(j)] = (*rows[size_t(i)])[j];
-        ma[i][int64_t(j)] = 1;
-      }
+    for (const auto* t : texts) rows.push_back(&ids_(*t));
+    const auto [ids, mask] = encode::detail::pad_batch(rows, int64_t(bert_.tokenizer().pad_id()));
     return encode::detail::pool_hidden(bert_.impl().model->forward(ids, mask), mask, bert_.pooling());
   }
   void save(const std::string& dir, const std::string& name) override { encode::save_bert(bert_, dir, name); }

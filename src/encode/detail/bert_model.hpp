@@ -6,7 +6,10 @@
 // (pulls in <torch/torch.h>); training code uses BertEncoder::Impl::model.
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "encode/bert.hpp"
 #include "text/wordpiece.hpp"
@@ -89,6 +92,26 @@ TORCH_MODULE(BertModel);
 // Sentence vector from last hidden states [B,T,H] and mask [B,T] (1 = real
 // token): "cls" (position 0), "max" or "mean" over the real positions.
 torch::Tensor pool_hidden(const torch::Tensor& hidden, const torch::Tensor& mask, const std::string& pooling);
+
+// The forward() inputs for a batch of token id rows: ids [B, T] (pad_id after
+// each row's end) and mask [B, T] (kLong, 1 = real token), T = the longest
+// row (at least 1).
+template <typename Id>
+std::pair<torch::Tensor, torch::Tensor> pad_batch(const std::vector<const std::vector<Id>*>& rows, int64_t pad_id) {
+  int64_t longest = 1;
+  for (const auto* r : rows) longest = std::max<int64_t>(longest, int64_t(r->size()));
+  const auto b = int64_t(rows.size());
+  auto ids = torch::full({b, longest}, pad_id, torch::kLong);
+  auto mask = torch::zeros({b, longest}, torch::kLong);
+  auto ids_a = ids.accessor<int64_t, 2>();
+  auto mask_a = mask.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < b; ++i)
+    for (size_t t = 0; t < rows[size_t(i)]->size(); ++t) {
+      ids_a[i][int64_t(t)] = (*rows[size_t(i)])[t];
+      mask_a[i][int64_t(t)] = 1;
+    }
+  return {ids, mask};
+}
 
 }  // namespace verity::encode::detail
 
