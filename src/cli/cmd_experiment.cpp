@@ -53,15 +53,9 @@ void setup_experiment(CLI::App &app) {
   add_experiment(cmd, "tradeoff",
                  "Model A (standard) vs Model B (standard + structural), per backbone and "
                  "seed",
-                 experiment::parse_tradeoff_config,
-                 [](const experiment::TradeoffConfig &c, experiment::PlanStats *s) {
-                   return experiment::run_tradeoff(c, s);
-                 });
+                 experiment::parse_tradeoff_config, experiment::run_tradeoff);
   add_experiment(cmd, "transfer", "One encoder per hard-negative source; diagnostics vs observed transfer",
-                 experiment::parse_transfer_config,
-                 [](const experiment::TransferConfig &c, experiment::PlanStats *s) {
-                   return experiment::run_transfer(c, s);
-                 });
+                 experiment::parse_transfer_config, experiment::run_transfer);
 }
 
 VERITY_REGISTER_COMMAND("experiment", setup_experiment);

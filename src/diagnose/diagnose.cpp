@@ -280,47 +280,40 @@ void Diagnoser::run(std::vector<SourceInput> sources, LexicalScorer& lexical, Em
   const double tau = I.opt.tau;
   // Sources are independent: one per worker (each writes only its own slots,
   // so results do not depend on the thread count).
-  std::vector<std::exception_ptr> failed(sources.size());
   parallel_for(sources.size(), I.opt.threads, [&](size_t si) {
-    try {
-      auto& v = I.values[si];
-      size_t n = v.count();
-      v.r.assign(n * d, 0.0);
-      for (size_t k = 0; k < n; ++k) {
-        const float *eq = I.emb.row(v.q[k]), *ep = I.emb.row(v.p[k]), *en = I.emb.row(v.n[k]);
-        double qp = dot(eq, ep, d), qn = dot(eq, en, d), pn = dot(ep, en, d);
-        v.cos_qp.push_back(qp);
-        v.cos_qn.push_back(qn);
-        v.cos_pn.push_back(pn);
-        v.margin.push_back(qp - qn);
-        double rho = sigmoid((qp - qn) / tau), eta = sigmoid((qn - I.s0) / tau);
-        v.rho.push_back(rho);
-        v.eta.push_back(eta);
-        v.w.push_back(rho * eta * v.psi[k]);
-        double* rk = &v.r[k * d];
-        double norm = 0;
-        for (size_t i = 0; i < d; ++i) {
-          rk[i] = double(ep[i]) - double(en[i]);
-          norm += rk[i] * rk[i];
-        }
-        if (norm == 0) {
-          ++I.reports[si].degenerate_directions;  // same text or identical embedding: r_k = 0
-          continue;
-        }
-        double inv = 1.0 / std::sqrt(norm);
-        for (size_t i = 0; i < d; ++i) rk[i] *= inv;
+    auto& v = I.values[si];
+    size_t n = v.count();
+    v.r.assign(n * d, 0.0);
+    for (size_t k = 0; k < n; ++k) {
+      const float *eq = I.emb.row(v.q[k]), *ep = I.emb.row(v.p[k]), *en = I.emb.row(v.n[k]);
+      double qp = dot(eq, ep, d), qn = dot(eq, en, d), pn = dot(ep, en, d);
+      v.cos_qp.push_back(qp);
+      v.cos_qn.push_back(qn);
+      v.cos_pn.push_back(pn);
+      v.margin.push_back(qp - qn);
+      double rho = sigmoid((qp - qn) / tau), eta = sigmoid((qn - I.s0) / tau);
+      v.rho.push_back(rho);
+      v.eta.push_back(eta);
+      v.w.push_back(rho * eta * v.psi[k]);
+      double* rk = &v.r[k * d];
+      double norm = 0;
+      for (size_t i = 0; i < d; ++i) {
+        rk[i] = double(ep[i]) - double(en[i]);
+        norm += rk[i] * rk[i];
       }
-      std::vector<uint32_t> all(n);
-      std::iota(all.begin(), all.end(), 0);
-      auto rng = rng_for(I.opt.seed, 0xba7c4, si);
-      std::shuffle(all.begin(), all.end(), rng);  // MNRL batches: a seeded shuffle, not file order
-      I.reports[si].stats = I.stats(v, all, true);
-    } catch (...) {
-      failed[si] = std::current_exception();
+      if (norm == 0) {
+        ++I.reports[si].degenerate_directions;  // same text or identical embedding: r_k = 0
+        continue;
+      }
+      double inv = 1.0 / std::sqrt(norm);
+      for (size_t i = 0; i < d; ++i) rk[i] *= inv;
     }
+    std::vector<uint32_t> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    auto rng = rng_for(I.opt.seed, 0xba7c4, si);
+    std::shuffle(all.begin(), all.end(), rng);  // MNRL batches: a seeded shuffle, not file order
+    I.reports[si].stats = I.stats(v, all, true);
   });
-  for (auto& e : failed)
-    if (e) std::rethrow_exception(e);
   I.timings.semantic_s = seconds_since(t2);
 }
 

@@ -110,7 +110,6 @@ class Fields {
     for (const auto &[k, v] : j_.items())
       if (!seen_.count(k)) fail(k, "unknown field");
   }
-  const std::string &base_dir() const { return base_; }
 
  private:
   std::string where(const std::string &key) const {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -12,14 +14,25 @@
 
 namespace verity::diagnose::detail {
 
-// Runs fn(i) for i in [0, n) on `threads` workers.
+// Runs fn(i) for i in [0, n) on `threads` workers. An exception thrown by
+// fn is rethrown here once every worker has finished (that of the lowest i
+// when several throw, so which one is reported does not depend on the thread
+// count); an interrupt takes precedence.
 template <typename Fn>
 void parallel_for(size_t n, int threads, Fn fn) {
   std::atomic<size_t> next{0};
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
+  size_t failed_at = n;
   auto worker = [&] {
     for (size_t i; (i = next++) < n;) {
       if (interrupt_requested()) return;
-      fn(i);
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failed_mutex);
+        if (i < failed_at) failed_at = i, failed = std::current_exception();
+      }
     }
   };
   std::vector<std::thread> pool;
@@ -27,6 +40,7 @@ void parallel_for(size_t n, int threads, Fn fn) {
   worker();
   for (auto &th : pool) th.join();
   check_interrupt();
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace verity::diagnose::detail
