@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "core/crc32c.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "data/triples.hpp"
 #include "encode/registry.hpp"
@@ -73,6 +74,9 @@ void setup_build(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--min-words", o.min_words, "Shortest text-corpus sentence kept")->capture_default_str();
   cmd->add_option("--max-words", o.max_words, "Longest sentence kept")->capture_default_str();
+  cmd->add_option("--exclude", o.exclude,
+                  "Triple JSONL whose sentences no output triple may use (repeatable; e.g. an earlier dev/test)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--sources", o.sources, "Subset of scifact cannot stepgame sotu moby-dick")
       ->delimiter(',')
       ->capture_default_str();
@@ -88,6 +92,7 @@ struct EvalArgs {
   std::string encoder = "use-lite";
   std::string verifier = "f1";
   size_t batch_size = 64;
+  std::string scores_out;
 };
 
 nlohmann::json metrics_json(const nearmiss::Metrics& m) {
@@ -129,6 +134,26 @@ void run_eval(EvalArgs& a) {
                         {"encoder", encoder->spec()},
                         {"data", data_json},
                         {"argv", invocation()}};
+  if (!a.scores_out.empty()) {
+    // One line per triple, in input order, for error analysis (which triples fail, and by how much).
+    std::string lines;
+    for (size_t i = 0; i < triples.size(); ++i) {
+      const auto& t = triples[i];
+      lines += nlohmann::json{{"index", i},
+                              {"type", t.type},
+                              {"source", t.source},
+                              {"query", t.query},
+                              {"positive", t.positive},
+                              {"negative", t.negative},
+                              {"score_positive", scores.positive[i]},
+                              {"score_negative", scores.negative[i]},
+                              {"correct", scores.positive[i] > scores.negative[i]}}
+                   .dump();
+      lines += '\n';
+    }
+    write_file_atomic(a.scores_out, lines);
+    log("nearmiss-eval: wrote ", triples.size(), " per-triple scores to ", a.scores_out);
+  }
   if (a.common.json) print_json(out);
 }
 
@@ -142,6 +167,8 @@ void setup_eval(CLI::App& app) {
                   "none (pooled cosine) | f0 | f1 | f2[:...] | f3:PATH | f4:PATH | default | PATH")
       ->capture_default_str();
   cmd->add_option("--batch-size", args->batch_size, "Triples per encoding/scoring chunk")->capture_default_str();
+  cmd->add_option("--scores-out", args->scores_out,
+                  "Write one JSON line per triple (texts, both scores, correct) to this file");
   add_common_flags(cmd, args->common);
   cmd->callback([args] { run_eval(*args); });
 }

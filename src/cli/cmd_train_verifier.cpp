@@ -5,6 +5,7 @@
 #include <chrono>
 #include <random>
 #include <sstream>
+#include <unordered_set>
 
 #include "cli/command.hpp"
 #include "core/crc32c.hpp"
@@ -22,7 +23,8 @@ namespace {
 
 struct TrainVerifierArgs {
   CommonFlags common;
-  std::string train, dev, test, out;
+  std::vector<std::string> train;  // one or more files, concatenated, exact duplicates dropped
+  std::string dev, test, out;
   std::string encoder = "use-lite";
   std::string mode = "frozen";
   std::string encoder_out;  // end2end: fine-tuned encoder directory
@@ -30,6 +32,7 @@ struct TrainVerifierArgs {
   std::string verifier = "f3";
   size_t map_size = verify::kDefaultMapSize;
   std::vector<int64_t> channels = {32, 64, 128};
+  std::string f3_pool = "mean";
   size_t vit_patch = 8, vit_dim = 256, vit_layers = 2, vit_heads = 8, vit_mlp = 512;
   size_t max_train = 0;
   size_t encode_batch = 32;
@@ -77,10 +80,31 @@ void run_train_verifier(TrainVerifierArgs& a) {
     throw ConfigError(cat("--loss ", a.train_options.loss, " is unknown (valid: pairwise, margin, mnrl)"));
   nlohmann::json inputs = nlohmann::json::object();
 
-  auto train_file = data::read_triples(a.train);
-  inputs["train"] = {{"path", a.train}, {"fnv1a64", hex(train_file.content_hash)},
-                     {"triples", train_file.triples.size()}};
-  auto train_triples = std::move(train_file.triples);
+  // Several --train files (an earlier build plus extra training data) are
+  // concatenated; a triple already seen is dropped so overlaps do not weigh double.
+  std::vector<data::Triple> train_triples;
+  uint64_t train_hash = 0;
+  size_t train_duplicates = 0;
+  nlohmann::json train_files = nlohmann::json::array();
+  {
+    std::unordered_set<std::string> seen;
+    for (const auto& path : a.train) {
+      auto file = data::read_triples(path);  // strict: a bad line names path:line
+      train_files.push_back({{"path", path}, {"fnv1a64", hex(file.content_hash)}, {"triples", file.triples.size()}});
+      train_hash = train_files.size() == 1 ? file.content_hash
+                                           : fnv1a64(&file.content_hash, sizeof file.content_hash, train_hash);
+      for (auto& t : file.triples) {
+        if (!seen.insert(t.query + '\x1f' + t.positive + '\x1f' + t.negative + '\x1f' + t.type).second) {
+          ++train_duplicates;
+          continue;
+        }
+        train_triples.push_back(std::move(t));
+      }
+    }
+  }
+  if (train_duplicates) log("train: dropped ", train_duplicates, " triples repeated across --train files");
+  inputs["train"] = {{"path", a.train.front()},   {"fnv1a64", hex(train_hash)}, {"triples", train_triples.size()},
+                     {"files", train_files}, {"duplicates_dropped", train_duplicates}};
   if (a.max_train && train_triples.size() > a.max_train)
     train_triples = sample(std::move(train_triples), a.max_train, a.train_options.seed);
   std::vector<data::Triple> dev_triples, test_triples;
@@ -153,6 +177,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
     verify::CnnConfig c;
     c.map_size = a.map_size;
     c.channels = a.channels;
+    c.pool = a.f3_pool;
     model = verify::LearnedVerifier::untrained_cnn(c, a.train_options.seed);
   } else {
     verify::VitConfig c;
@@ -167,9 +192,10 @@ void run_train_verifier(TrainVerifierArgs& a) {
   log("training ", a.verifier, " (", model->parameter_count(), " parameters) on ", train_ix.size(),
       " triples, dev ", dev_ix.size(), ", loss ", a.train_options.loss, ", seed ", a.train_options.seed);
   auto options = a.train_options;
-  options.fingerprint = cat("train=", hex(train_file.content_hash), "|dev=", inputs.value("dev", nlohmann::json()).dump(),
+  options.fingerprint = cat("train=", hex(train_hash), "|dev=", inputs.value("dev", nlohmann::json()).dump(),
                             "|retrieval=", inputs.value("retrieval", nlohmann::json()).dump(),
-                            "|max_train=", a.max_train, "|encoder=", encoder->spec());
+                            "|max_train=", a.max_train, "|encoder=", encoder->spec(),
+                            "|dev_metric=", options.dev_metric);
   train::TrainReport report;
   if (end2end) {
     train::EndToEndOptions e2e;
@@ -230,6 +256,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
       {"epochs_completed", report.epochs_completed},
       {"best_epoch", report.best_epoch},
       {"best_dev_pairwise_acc", report.best_dev_accuracy},
+      {"dev_metric", a.train_options.dev_metric},
       {"early_stopped", report.early_stopped},
       {"stopped_at_max_steps", report.stopped_at_max_steps},
       {"resumed_from_step", report.resumed_from_step},
@@ -263,7 +290,9 @@ void setup_train_verifier(CLI::App& app) {
   auto a = std::make_shared<TrainVerifierArgs>();
   auto* cmd = app.add_subcommand("train-verifier", "Train an F3/F4 verifier on (query, positive, negative) triples");
   auto& o = a->train_options;
-  cmd->add_option("--train", a->train, "Training triples (JSONL, data/triples.hpp)")->required();
+  cmd->add_option("--train", a->train,
+                  "Training triples (JSONL, data/triples.hpp); repeatable, exact duplicates across files dropped")
+      ->required();
   cmd->add_option("--dev", a->dev, "Dev triples: early stopping and best-epoch choice");
   cmd->add_option("--test", a->test, "Test triples: pairwise accuracy per type in the summary");
   cmd->add_option("--out", a->out, "Output verifier file (VVRF, written atomically)")->required();
@@ -276,6 +305,12 @@ void setup_train_verifier(CLI::App& app) {
       ->check(CLI::IsMember({"f3", "f4"}))->capture_default_str();
   cmd->add_option("--map-size", a->map_size, "Map canvas size (crop/pad)")->capture_default_str();
   cmd->add_option("--channels", a->channels, "F3 channels of the three conv layers")->delimiter(',')->expected(3);
+  cmd->add_option("--dev-metric", o.dev_metric,
+                  "Best-epoch choice on dev: micro (all triples) | macro (mean over types) | min (worst type)")
+      ->check(CLI::IsMember({"micro", "macro", "min"}))
+      ->capture_default_str();
+  cmd->add_option("--f3-pool", a->f3_pool, "F3 global pooling: mean | mean_max (adds the masked maximum)")
+      ->check(CLI::IsMember({"mean", "mean_max"}))->capture_default_str();
   cmd->add_option("--vit-patch", a->vit_patch, "F4 patch size")->capture_default_str();
   cmd->add_option("--vit-dim", a->vit_dim, "F4 width")->capture_default_str();
   cmd->add_option("--vit-layers", a->vit_layers, "F4 transformer blocks")->capture_default_str();

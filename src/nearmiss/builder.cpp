@@ -438,6 +438,28 @@ BuildResult build_nearmiss(const BuildOptions& options) {
     for (const auto& s : moby_targeted) generate_targeted(ctx, s, "moby-dick", progress);
     progress.finish();
   }
+  size_t dropped_excluded = 0;
+  nlohmann::json excluded_files = nlohmann::json::array();
+  if (!options.exclude.empty()) {
+    std::unordered_set<std::string> reserved;
+    for (const auto& path : options.exclude) {
+      auto file = data::read_triples(path);
+      for (const auto& t : file.triples)
+        for (const std::string* text : {&t.query, &t.positive, &t.negative}) reserved.insert(normalize_sentence(*text));
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(file.content_hash));
+      excluded_files.push_back({{"path", path}, {"fnv1a64", hex}, {"triples", file.triples.size()}});
+    }
+    std::erase_if(ctx.candidates, [&](const GroupedTriple& g) {
+      const auto& t = g.triple;
+      const bool hit = reserved.contains(normalize_sentence(t.query)) ||
+                       reserved.contains(normalize_sentence(t.positive)) ||
+                       reserved.contains(normalize_sentence(t.negative));
+      dropped_excluded += hit;
+      return hit;
+    });
+    log("nearmiss-build: dropped ", dropped_excluded, " candidates that share a sentence with --exclude files");
+  }
   const size_t candidates = ctx.candidates.size();
   auto assignment = assign_splits(std::move(ctx.candidates), options.ratios, options.seed);
 
@@ -496,6 +518,8 @@ BuildResult build_nearmiss(const BuildOptions& options) {
        {{"positive", {"passive", "synonym", kConverseSpec}}, {"negative", {"negation", "role_swap", "spatial", "numeric"}},
         {"negative_cannot", "cannot:negated"}}},
       {"candidates", candidates},
+      {"exclude", excluded_files},
+      {"dropped_excluded", dropped_excluded},
       {"dropped_cross_split", assignment.dropped_cross_split},
       {"dropped_cross_split_by_source", assignment.dropped_cross_split_by_source},
       {"dropped_by_cap", {{"train", dropped_by_cap[0]}, {"dev", dropped_by_cap[1]}, {"test", dropped_by_cap[2]}}},

@@ -35,6 +35,10 @@ struct BuildOptions {
   size_t max_targeted = 0;
   size_t min_words = 5, max_words = 40;  // prose sentences from the text corpora
   std::vector<std::string> sources = {"scifact", "cannot", "stepgame", "sotu", "moby-dick"};
+  // Triple files whose sentences are reserved: a candidate that shares a
+  // sentence (normalized) with any of them is dropped. Grows a training set
+  // from more inputs while an earlier build's dev/test stay held out.
+  std::vector<std::string> exclude;
   std::string command_line;       // recorded in the manifest
 };
 

@@ -75,6 +75,27 @@ std::vector<IndexedTriple> index_triples(std::span<const data::Triple> triples, 
   return out;
 }
 
+double PairwiseAccuracy::macro() const {
+  if (by_type.empty()) return accuracy();
+  double sum = 0;
+  for (const auto& [type, ct] : by_type) sum += ct.second ? double(ct.first) / double(ct.second) : 0.0;
+  return sum / double(by_type.size());
+}
+
+double PairwiseAccuracy::worst() const {
+  if (by_type.empty()) return accuracy();
+  double low = 1.0;
+  for (const auto& [type, ct] : by_type) low = std::min(low, ct.second ? double(ct.first) / double(ct.second) : 0.0);
+  return low;
+}
+
+double PairwiseAccuracy::select(const std::string& metric) const {
+  if (metric == "micro") return accuracy();
+  if (metric == "macro") return macro();
+  if (metric == "min") return worst();
+  throw ConfigError(cat("dev metric '", metric, "' is unknown (valid: micro, macro, min)"));
+}
+
 PairwiseAccuracy pairwise_accuracy(const verify::Verifier& verifier, const TextBank& bank,
                                    std::span<const IndexedTriple> triples) {
   PairwiseAccuracy acc;

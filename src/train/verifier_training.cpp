@@ -261,6 +261,8 @@ size_t train_width(const TrainOptions& opt, size_t map_size, size_t multiple) {
 }
 
 void check_options(const TrainOptions& opt) {
+  VERITY_CHECK(opt.dev_metric == "micro" || opt.dev_metric == "macro" || opt.dev_metric == "min", ConfigError,
+               "train: dev metric '", opt.dev_metric, "' is unknown (valid: micro, macro, min)");
   VERITY_CHECK(opt.batch_size > 0, ConfigError, "train: batch size must be > 0");
   VERITY_CHECK(opt.lr > 0, ConfigError, "train: lr=", opt.lr, " must be > 0");
   VERITY_CHECK(opt.epochs > 0, ConfigError, "train: epochs must be > 0");
@@ -429,7 +431,7 @@ TrainReport train_frozen(verify::LearnedVerifier& model, const TextBank& bank,
   torch::optim::AdamW optimizer(impl.module().parameters(),
                                 torch::optim::AdamWOptions(opt.lr).weight_decay(opt.weight_decay));
   std::function<double()> dev_accuracy;
-  if (!dev.empty()) dev_accuracy = [&] { return pairwise_accuracy(model, bank, dev).accuracy(); };
+  if (!dev.empty()) dev_accuracy = [&] { return pairwise_accuracy(model, bank, dev).select(opt.dev_metric); };
   return run_loop(model, maps, {&impl.module()}, optimizer, train, dev_accuracy, opt, "|mode=frozen");
 }
 
@@ -532,7 +534,7 @@ TrainReport train_end_to_end(verify::LearnedVerifier& model, const TextBank& ban
   if (!dev.empty())
     dev_accuracy = [&] {
       const auto dev_bank = encode_with_net(trainee, bank, dev);
-      return pairwise_accuracy(model, dev_bank, dev).accuracy();
+      return pairwise_accuracy(model, dev_bank, dev).select(opt.dev_metric);
     };
   auto report = run_loop(model, maps, {&impl.module(), trainee.w.net.get()}, optimizer, train, dev_accuracy,
                          opt, cat("|mode=end2end|encoder=", trainee.w.model_dir, "|encoder_lr=", e2e.encoder_lr));

@@ -56,6 +56,10 @@ struct PairwiseAccuracy {
   size_t total = 0, correct = 0;
   std::map<std::string, std::pair<size_t, size_t>> by_type;  // type -> (correct, total)
   double accuracy() const { return total ? double(correct) / double(total) : 0.0; }
+  double macro() const;  // mean of the per-type accuracies
+  double worst() const;  // lowest per-type accuracy
+  // "micro" = accuracy(), "macro", or "min" = worst(); ConfigError otherwise.
+  double select(const std::string& metric) const;
 };
 // Scores through the verifier's public inference path (SimilarityMap::compute
 // + score_batch), exactly what search/eval/serve run.
@@ -84,6 +88,11 @@ struct TrainOptions {
   // leading ones, as pad_or_crop does); 0 = the model's map_size. Inference
   // and the dev/test accuracies always use the full map_size.
   size_t train_map_width = 0;
+  // What "best dev epoch" maximizes: "micro" (all dev triples), "macro" (mean
+  // over types) or "min" (the worst type). A dev set dominated by one type
+  // picks, under micro, the epoch best at that type; the near-miss target is
+  // per type.
+  std::string dev_metric = "micro";
   std::string fingerprint;        // identifies data+model; a resumed checkpoint must match
 };
 

@@ -51,7 +51,8 @@ CnnNetImpl::CnnNetImpl(const CnnConfig& c) {
   conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(3, c.channels[0], 3).padding(1)));
   conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(c.channels[0], c.channels[1], 3).padding(1)));
   conv3 = register_module("conv3", nn::Conv2d(nn::Conv2dOptions(c.channels[1], c.channels[2], 3).padding(1)));
-  head = register_module("head", nn::Linear(c.channels[2], 1));
+  mean_max = c.pool == "mean_max";
+  head = register_module("head", nn::Linear(c.channels[2] * (mean_max ? 2 : 1), 1));
 }
 
 torch::Tensor CnnNetImpl::forward(const torch::Tensor& values, const torch::Tensor& mask) {
@@ -73,6 +74,9 @@ torch::Tensor CnnNetImpl::forward(const torch::Tensor& values, const torch::Tens
   m = torch::max_pool2d(m, 2);
   x = torch::relu(conv3(x)) * m;
   auto pooled = x.sum({2, 3}) / m.sum({2, 3}).clamp_min(1.0);  // masked global mean [B,C]
+  // After ReLU and re-masking every activation is >= 0 and padding is 0, so a
+  // plain max over the canvas is the masked max.
+  if (mean_max) pooled = torch::cat({pooled, x.amax({2, 3})}, 1);
   return head(pooled).squeeze(1);
 }
 
@@ -144,6 +148,8 @@ void validate(const CnnConfig& c) {
                "f3 config: map_size=", c.map_size, " must be a multiple of 4 in [4, 4096]");
   VERITY_CHECK(c.channels.size() == 3, ConfigError, "f3 config: channels must list 3 layers, got ",
                c.channels.size());
+  VERITY_CHECK(c.pool == "mean" || c.pool == "mean_max", ConfigError, "f3 config: pool '", c.pool,
+               "' is unknown (valid: mean, mean_max)");
   for (auto ch : c.channels)
     VERITY_CHECK(ch > 0 && ch <= 4096, ConfigError, "f3 config: channel count ", ch,
                  " must be in [1, 4096]");
@@ -180,7 +186,9 @@ void with_seed(uint64_t seed, Fn&& fn) {
 
 nlohmann::json config_json(const LearnedVerifier::Impl& impl) {
   if (impl.kind == "f3")
-    return {{"map_size", impl.cnn_config.map_size}, {"channels", impl.cnn_config.channels}};
+    return {{"map_size", impl.cnn_config.map_size},
+            {"channels", impl.cnn_config.channels},
+            {"pool", impl.cnn_config.pool}};
   const auto& c = impl.vit_config;
   return {{"map_size", c.map_size}, {"patch", c.patch},   {"dim", c.dim},
           {"layers", c.layers},     {"heads", c.heads},   {"mlp_dim", c.mlp_dim}};
@@ -322,7 +330,7 @@ std::unique_ptr<LearnedVerifier> LearnedVerifier::load(const std::string& path,
     const auto& c = conf.at("config");
     // Exactly the keys this build knows: a stray key means a different model.
     const std::vector<std::string> keys =
-        kind == "f3" ? std::vector<std::string>{"channels", "map_size"}
+        kind == "f3" ? std::vector<std::string>{"channels", "map_size", "pool"}
                      : std::vector<std::string>{"dim", "heads", "layers", "map_size", "mlp_dim", "patch"};
     for (const auto& item : c.items())
       VERITY_CHECK(std::find(keys.begin(), keys.end(), item.key()) != keys.end(), FormatError,
@@ -331,6 +339,7 @@ std::unique_ptr<LearnedVerifier> LearnedVerifier::load(const std::string& path,
       CnnConfig cc;
       cc.map_size = c.at("map_size").get<size_t>();
       cc.channels = c.at("channels").get<std::vector<int64_t>>();
+      if (c.contains("pool")) cc.pool = c.at("pool").get<std::string>();
       verifier = untrained_cnn(cc, 0);
     } else if (kind == "f4") {
       VitConfig vc;

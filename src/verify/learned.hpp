@@ -21,10 +21,14 @@
 namespace verity::verify {
 
 // F3: conv(3→c0) ReLU pool2, conv(c0→c1) ReLU pool2, conv(c1→c2) ReLU,
-// masked global mean, linear → sigmoid. map_size must be a multiple of 4.
+// masked global pooling, linear → sigmoid. map_size must be a multiple of 4.
+// pool "mean" averages the last feature map; "mean_max" also takes its masked
+// maximum, so one broken cell of a long map is not diluted by the map's area
+// (files without the key are "mean", the first F3 design).
 struct CnnConfig {
   size_t map_size = kDefaultMapSize;
   std::vector<int64_t> channels = {32, 64, 128};  // exactly three layers
+  std::string pool = "mean";                      // "mean" | "mean_max"
 };
 
 // F4: patches of patch×patch cells (values and mask) → linear embedding of

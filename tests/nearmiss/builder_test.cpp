@@ -234,3 +234,37 @@ TEST_F(NearmissBuilder, TargetedPassAddsOnlyRoleSwapAndNumeric) {
     EXPECT_TRUE(t.type == "role_swap" || t.type == "numeric") << t.type << ": " << t.query;
   }
 }
+
+// --exclude: a second build from the same inputs that reserves the first
+// build's dev and test keeps none of their sentences, and says how many
+// candidates it dropped.
+TEST_F(NearmissBuilder, ExcludeKeepsReservedSentencesOut) {
+  BuildOptions o;
+  o.data_root = root_;
+  o.out_dir = root_ + "/out_excluded";
+  o.seed = 5;
+  o.ratios = {1.0, 0.0, 0.0};
+  o.exclude = {out_ + "/dev.jsonl", out_ + "/test.jsonl"};
+  o.command_line = "test";
+  auto r = build_nearmiss(o);
+  std::set<std::string> reserved;
+  size_t reserved_triples = 0;
+  for (const auto& path : o.exclude)
+    for (const auto& t : verity::data::read_triples(path).triples) {
+      ++reserved_triples;
+      for (const auto* text : {&t.query, &t.positive, &t.negative}) reserved.insert(normalize_sentence(*text));
+    }
+  ASSERT_GT(reserved_triples, 0u) << "the fixture build must put something in dev/test";
+  auto train = verity::data::read_triples(o.out_dir + "/train.jsonl").triples;
+  EXPECT_EQ(train.size(), r.counts[0]);
+  EXPECT_GT(train.size(), 0u);
+  for (const auto& t : train)
+    for (const auto* text : {&t.query, &t.positive, &t.negative})
+      EXPECT_FALSE(reserved.count(normalize_sentence(*text))) << *text;
+  auto manifest = nlohmann::json::parse(verity::read_file(o.out_dir + "/manifest.json"));
+  EXPECT_GE(manifest["dropped_excluded"].get<size_t>(), reserved_triples);
+  EXPECT_EQ(manifest["exclude"].size(), 2u);
+  EXPECT_EQ(manifest["exclude"][0]["path"], o.exclude[0]);
+  o.exclude = {root_ + "/missing.jsonl"};
+  EXPECT_THROW(build_nearmiss(o), verity::Error);
+}

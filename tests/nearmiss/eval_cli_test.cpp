@@ -82,6 +82,24 @@ TEST(NearmissEvalCli, ReportsKeysForF1AndNone) {
       EXPECT_TRUE(acc == 0.0 || acc == 1.0) << "duplicated triples score identically";
     }
     EXPECT_EQ(j["by_source"]["fixture"]["count"], 6);
+    // --scores-out: one line per triple, in input order, agreeing with the summary.
+    const std::string scores_path = temp_path(std::string("scores_") + verifier + ".jsonl");
+    auto again = verity_test::run("nearmiss-eval --data " + path + " --encoder use-lite --verifier " + verifier +
+                                  " --scores-out " + scores_path + " --json --quiet");
+    ASSERT_EQ(again.status, 0) << again.err;
+    std::ifstream lines(scores_path);
+    std::string line;
+    size_t n = 0, correct = 0;
+    while (std::getline(lines, line)) {
+      auto row = nlohmann::json::parse(line);
+      EXPECT_EQ(row["index"], n);
+      EXPECT_EQ(row["correct"], row["score_positive"].get<double>() > row["score_negative"].get<double>());
+      correct += row["correct"].get<bool>();
+      ++n;
+    }
+    EXPECT_EQ(n, 3u);
+    EXPECT_DOUBLE_EQ(nlohmann::json::parse(again.out)["pairwise_acc"].get<double>(), correct / 3.0);
+    fs::remove(scores_path);
     double auc = j["auc"];
     EXPECT_GE(auc, 0.0);
     EXPECT_LE(auc, 1.0);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "../cli/run_verity.hpp"
@@ -389,4 +390,57 @@ TEST(TrainVerifierCli, UnknownLossAndModeAreUsageErrors) {
   fs::remove_all(dir);
 }
 
+// Two --train files with an overlap: the repeated triple counts once, both
+// files are recorded, and --dev-metric / --f3-pool reach the summary and file.
+TEST(TrainVerifierCli, SeveralTrainFilesAndOptions) {
+  const auto dir = temp_dir("cli_two");
+  const auto a = (dir / "a.jsonl").string(), b = (dir / "b.jsonl").string();
+  std::ofstream(a) << R"({"query":"the cat sat","positive":"the cat sat down","negative":"sat the cat","type":"role_swap"})" "\n"
+                   << R"({"query":"red sky","positive":"a red sky","negative":"sky red","type":"role_swap"})" "\n";
+  std::ofstream(b) << R"({"query":"red sky","positive":"a red sky","negative":"sky red","type":"role_swap"})" "\n"
+                   << R"({"query":"one two","positive":"one two three","negative":"two one","type":"numeric"})" "\n";
+  const std::string encoder = std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/bert/tiny";
+  const auto out = (dir / "o.vvrf").string();
+  auto r = verity_test::run("train-verifier --train " + a + " --train " + b + " --dev " + b + " --out " + out +
+                            " --encoder bert:" + encoder +
+                            " --map-size 16 --channels 4,8,8 --f3-pool mean_max --dev-metric min"
+                            " --epochs 2 --batch-size 2 --seed 3 --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["inputs"]["train"]["triples"], 3);
+  EXPECT_EQ(j["inputs"]["train"]["duplicates_dropped"], 1);
+  EXPECT_EQ(j["inputs"]["train"]["files"].size(), 2u);
+  EXPECT_EQ(j["dev_metric"], "min");
+  EXPECT_EQ(verify::LearnedVerifier::load(out, "f3")->parameter_count(),
+            verify::LearnedVerifier::untrained_cnn({16, {4, 8, 8}, "mean_max"}, 0)->parameter_count());
+  r = verity_test::run("train-verifier --train " + a + " --out " + out + " --dev-metric median --quiet");
+  EXPECT_EQ(r.status, 2) << r.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace
+
+// Dev selection metrics over a hand-made tally: micro counts triples, macro
+// averages the types, min takes the worst type.
+TEST(TrainFrozen, DevMetricsByHand) {
+  PairwiseAccuracy acc;
+  acc.total = 110;
+  acc.correct = 100 + 5;
+  acc.by_type = {{"big", {100, 100}}, {"small", {5, 10}}};
+  EXPECT_DOUBLE_EQ(acc.select("micro"), 105.0 / 110.0);
+  EXPECT_DOUBLE_EQ(acc.select("macro"), 0.75);
+  EXPECT_DOUBLE_EQ(acc.select("min"), 0.5);
+  EXPECT_THROW(acc.select("median"), ConfigError);
+  set_quiet(true);
+  auto data = make_synthetic(32, 16, 9);
+  auto o = synthetic_recipe();
+  o.epochs = 1;
+  o.dev_metric = "worst";
+  auto m = tiny_cnn(4);
+  EXPECT_THROW(train_frozen(*m, data.bank, data.train, data.test, o), ConfigError);
+  // With a dev set, the reported best value is the chosen metric of the kept weights.
+  o.dev_metric = "min";
+  o.epochs = 3;
+  const auto r = train_frozen(*m, data.bank, data.train, data.test, o);
+  EXPECT_DOUBLE_EQ(r.best_dev_accuracy, pairwise_accuracy(*m, data.bank, data.test).worst());
+}

@@ -231,3 +231,50 @@ TEST(LearnedVerifiers, DefaultSizeSpeed) {
     EXPECT_EQ(s.size(), maps.size());
   }
 }
+
+// F3 with pool "mean_max": the masked maximum joins the mean. Canvas padding
+// still changes nothing, the setting survives save/load, and a file written
+// before the key existed loads as "mean".
+TEST(LearnedVerifiers, MeanMaxPooling) {
+  std::mt19937 rng(21);
+  auto small = random_map(6, 11, rng), big = random_map(30, 29, rng);
+  std::vector<SimilarityMap> pair = {small, big};
+  auto config = small_cnn();
+  config.pool = "mean_max";
+  auto v = LearnedVerifier::untrained_cnn(config, 8);
+  auto mean_only = LearnedVerifier::untrained_cnn(small_cnn(), 8);
+  EXPECT_EQ(v->parameter_count(), mean_only->parameter_count() + size_t(config.channels[2]));
+  const float alone = v->score(small);
+  EXPECT_NEAR(v->score_batch(pair)[0], alone, 1e-5);
+  std::vector<const SimilarityMap*> one = {&small};
+  auto batch = verify::detail::make_map_batch(one, 32, 4, 32);
+  auto poisoned = batch;
+  poisoned.values = batch.values + (1 - batch.mask) * 5.0f;
+  {
+    torch::NoGradGuard no_grad;
+    EXPECT_NEAR(v->impl().forward_logits(poisoned).item<float>(), v->impl().forward_logits(batch).item<float>(),
+                1e-5);
+  }
+  v->mark_trained("unit test");
+  const std::string path = temp_path("f3-mean-max.vvrf");
+  v->save(path);
+  auto loaded = LearnedVerifier::load(path, "f3");
+  EXPECT_EQ(loaded->score_batch(pair), v->score_batch(pair));
+  EXPECT_EQ(loaded->parameter_count(), v->parameter_count());
+  // The head has twice the inputs: a mean-pooled config cannot read it.
+  const std::string bad = temp_path("f3-mean-max-bad.vvrf");
+  rewrite_conf(path, bad, [](nlohmann::json& c) { c["config"].erase("pool"); });
+  EXPECT_THROW(LearnedVerifier::load(bad), FormatError);
+  rewrite_conf(path, bad, [](nlohmann::json& c) { c["config"]["pool"] = "median"; });
+  EXPECT_THROW(LearnedVerifier::load(bad), FormatError);
+  // A mean-pooled file without the key (the first F3 files) loads as "mean".
+  const std::string old_path = temp_path("f3-mean.vvrf");
+  mean_only->mark_trained("unit test");
+  mean_only->save(old_path);
+  const std::string legacy = temp_path("f3-legacy.vvrf");
+  rewrite_conf(old_path, legacy, [](nlohmann::json& c) { c["config"].erase("pool"); });
+  EXPECT_EQ(LearnedVerifier::load(legacy)->score_batch(pair), mean_only->score_batch(pair));
+  auto c = small_cnn();
+  c.pool = "max";
+  EXPECT_THROW(LearnedVerifier::untrained_cnn(c, 0), ConfigError);
+}

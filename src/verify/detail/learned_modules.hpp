@@ -30,6 +30,7 @@ struct CnnNetImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& values, const torch::Tensor& mask);
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
   torch::nn::Linear head{nullptr};
+  bool mean_max = false;
 };
 TORCH_MODULE(CnnNet);
 
