@@ -10,13 +10,17 @@
 # enough: both are produced in a temp dir and moved into place at the end.
 #   usage: scripts/train_default_verifier.sh [BUILD_DIR] [NM_DATA_DIR]
 # Env: EPOCHS, PATIENCE, PER_TYPE, WIDTH, POOL, DEV_METRIC, MAX_TRAIN, RETRIEVAL_RATIO, SEED, TOKEN_CACHE;
-# CKPT_DIR=D keeps checkpoints in D and RESUME=1 continues from D.
+# CKPT_DIR=D keeps checkpoints in D and RESUME=1 continues from D; OUT=DIR writes
+# DIR/default.vvrf + DIR/default.json instead of assets/verifiers/ (other seeds).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$repo/build}"
 nm="${2:-$repo/data/nearmiss}"  # scripts/nearmiss_build.sh writes it there
 scifact="${VERITY_SHARED_DATA:-$repo/../shared/data}/beir/scifact"
-out="$repo/assets/verifiers"
+out="${OUT:-$repo/assets/verifiers}"  # OUT=DIR: another seed's run, kept out of assets/
+mkdir -p "$out"
+label="assets/verifiers/default.vvrf"
+[ -n "${OUT:-}" ] && label="$out/default.vvrf"
 tmp="$(mktemp -d "$out/.tmp.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -37,7 +41,7 @@ cmd=("$build/verity" train-verifier
 echo "+ ${cmd[*]}" >&2
 "${cmd[@]}" > "$tmp/summary.json"
 
-python3 - "$tmp/summary.json" "$tmp/default.json" "$nm" <<'PY'
+python3 - "$tmp/summary.json" "$tmp/default.json" "$nm" "$label" <<'PY'
 import hashlib, json, subprocess, sys
 summary = json.load(open(sys.argv[1]))
 nm = sys.argv[3]
@@ -47,7 +51,7 @@ summary["sha256"] = {f"{nm}/{s}.jsonl": sha256(f"{nm}/{s}.jsonl") for s in ("tra
 for f in summary["inputs"]["train"]["files"]:
     summary["sha256"][f["path"]] = sha256(f["path"])
 summary["git_sha"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-summary["file"] = "assets/verifiers/default.vvrf"
+summary["file"] = sys.argv[4]
 json.dump(summary, open(sys.argv[2], "w"), indent=2, sort_keys=True)
 PY
 mv "$tmp/default.vvrf" "$out/default.vvrf"

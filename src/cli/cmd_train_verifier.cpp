@@ -73,6 +73,8 @@ void run_train_verifier(TrainVerifierArgs& a) {
   install_interrupt_handler();
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
+  VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,
+               " applies to --verifier f3 only (F4 reads its CLS token)");
   const bool end2end = a.mode == "end2end";
   if (end2end && a.encoder_out.empty()) a.encoder_out = a.out + ".encoder";
   const auto losses = train::loss_names();

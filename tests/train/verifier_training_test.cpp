@@ -415,6 +415,9 @@ TEST(TrainVerifierCli, SeveralTrainFilesAndOptions) {
             verify::LearnedVerifier::untrained_cnn({16, {4, 8, 8}, "mean_max"}, 0)->parameter_count());
   r = verity_test::run("train-verifier --train " + a + " --out " + out + " --dev-metric median --quiet");
   EXPECT_EQ(r.status, 2) << r.err;
+  r = verity_test::run("train-verifier --train " + a + " --out " + out + " --verifier f4 --f3-pool mean_max --quiet");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--f3-pool"), std::string::npos) << r.err;
   fs::remove_all(dir);
 }
 
