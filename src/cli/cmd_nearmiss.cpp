@@ -106,9 +106,7 @@ void run_eval(EvalArgs& a) {
   nlohmann::json data_json = nlohmann::json::array();
   for (const auto& path : a.data) {
     auto file = data::read_triples(path);  // strict: a bad line names path:line
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(file.content_hash));
-    data_json.push_back({{"path", path}, {"fnv1a64", hex}, {"triples", file.triples.size()}});
+    data_json.push_back({{"path", path}, {"fnv1a64", hex64(file.content_hash)}, {"triples", file.triples.size()}});
     for (auto& t : file.triples) triples.push_back(std::move(t));
   }
   VERITY_CHECK(!triples.empty(), ConfigError, "nearmiss-eval: no triples in --data");

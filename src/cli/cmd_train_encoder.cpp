@@ -1,9 +1,9 @@
 // verity train-encoder: fine-tunes a dense encoder (USE-lite, GloVe, BERT) on
 // triple JSONL with the MNRL/InfoNCE loss. Details: docs/TRAINING.md
 // ("Encoder training").
-#include <cstdio>
 
 #include "cli/command.hpp"
+#include "core/crc32c.hpp"
 #include "core/log.hpp"
 #include "data/triples.hpp"
 #include "train/encoder_training.hpp"
@@ -18,12 +18,6 @@ struct TrainEncoderArgs {
   std::string out;
   train::EncoderTrainOptions options;
 };
-
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 void run_train_encoder(TrainEncoderArgs& a) {
   apply_common_flags(a.common);

@@ -1,6 +1,7 @@
 #include "core/crc32c.hpp"
 
 #include <array>
+#include <cstdio>
 
 namespace verity {
 namespace {
@@ -44,4 +45,10 @@ uint64_t fnv1a64(const void* data, size_t n, uint64_t h) {
   }
   return h;
 }
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 }  // namespace verity

@@ -1,6 +1,7 @@
 #include "nearmiss/builder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -446,15 +447,12 @@ BuildResult build_nearmiss(const BuildOptions& options) {
       auto file = data::read_triples(path);
       for (const auto& t : file.triples)
         for (const std::string* text : {&t.query, &t.positive, &t.negative}) reserved.insert(normalize_sentence(*text));
-      char hex[17];
-      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(file.content_hash));
-      excluded_files.push_back({{"path", path}, {"fnv1a64", hex}, {"triples", file.triples.size()}});
+      excluded_files.push_back({{"path", path}, {"fnv1a64", hex64(file.content_hash)}, {"triples", file.triples.size()}});
     }
     std::erase_if(ctx.candidates, [&](const GroupedTriple& g) {
       const auto& t = g.triple;
-      const bool hit = reserved.contains(normalize_sentence(t.query)) ||
-                       reserved.contains(normalize_sentence(t.positive)) ||
-                       reserved.contains(normalize_sentence(t.negative));
+      const bool hit = std::ranges::any_of(std::array{&t.query, &t.positive, &t.negative},
+                                           [&](const std::string* text) { return reserved.contains(normalize_sentence(*text)); });
       dropped_excluded += hit;
       return hit;
     });
@@ -499,9 +497,7 @@ BuildResult build_nearmiss(const BuildOptions& options) {
                      {"positive_kind", st.positive_kind}};
   nlohmann::json inputs = nlohmann::json::array();
   for (const auto& f : ctx.inputs) {
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(f.fnv1a64));
-    inputs.push_back({{"path", f.path}, {"fnv1a64", hex}});
+    inputs.push_back({{"path", f.path}, {"fnv1a64", hex64(f.fnv1a64)}});
   }
   nlohmann::json manifest = {
       {"format", "verity-nearmiss-triples"},

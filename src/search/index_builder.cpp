@@ -40,9 +40,7 @@ std::string encoder_fingerprint(const std::string& spec) {
     std::sort(entries.begin(), entries.end());
     for (const auto& s : entries) h = fnv1a64(s.data(), s.size(), h);
   }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
-  return buf;
+  return hex64(h);
 }
 
 IndexBuildReport build_index(const data::Corpus& corpus, const std::string& out_dir,

@@ -75,17 +75,23 @@ std::vector<IndexedTriple> index_triples(std::span<const data::Triple> triples, 
   return out;
 }
 
+namespace {
+double share(const std::pair<size_t, size_t>& correct_total) {
+  return correct_total.second ? double(correct_total.first) / double(correct_total.second) : 0.0;
+}
+}  // namespace
+
 double PairwiseAccuracy::macro() const {
   if (by_type.empty()) return accuracy();
   double sum = 0;
-  for (const auto& [type, ct] : by_type) sum += ct.second ? double(ct.first) / double(ct.second) : 0.0;
+  for (const auto& [type, ct] : by_type) sum += share(ct);
   return sum / double(by_type.size());
 }
 
 double PairwiseAccuracy::worst() const {
   if (by_type.empty()) return accuracy();
   double low = 1.0;
-  for (const auto& [type, ct] : by_type) low = std::min(low, ct.second ? double(ct.first) / double(ct.second) : 0.0);
+  for (const auto& [type, ct] : by_type) low = std::min(low, share(ct));
   return low;
 }
 
