@@ -291,6 +291,19 @@ class PassivePerturber final : public Perturber {
   }
 };
 
+// Function-like modifiers: WordNet lists synonyms for them ("as" -> "equally",
+// "through" -> "done", "second" -> "2nd", "all" -> "altogether"), but the swap changes
+// grammar, register or a quantity, not just wording. Adverbs must be derived "-ly"
+// adverbs; particles and degree words ("up", "very", "never") never are.
+bool function_modifier(std::string_view w, bool adverb) {
+  static const std::set<std::string_view> words = {
+      "all", "any", "both", "each", "early", "every", "few", "first", "second", "third",
+      "fourth", "fifth", "last", "next", "former", "latter", "likely", "many", "much",
+      "more", "most", "only", "other", "own", "same", "several", "some", "such"};
+  if (words.contains(w)) return true;
+  return adverb && !w.ends_with("ly");
+}
+
 // Synonyms replace adverbs and attributive adjectives only: nouns, verbs,
 // numbers and relation words carry the claim and stay untouched.
 class SynonymPerturber final : public Perturber {
@@ -314,7 +327,10 @@ class SynonymPerturber final : public Perturber {
       std::string lower = detail::to_lower(surface);
       WordClass cls = adverb ? WordClass::adverb : WordClass::adjective;
       if (wn_base_form(lower, cls) != lower) continue;  // comparatives: "bigger" -> skip
+      if (function_modifier(lower, adverb)) continue;
       auto syns = wn_synonyms(lower, cls);
+      if (adverb)  // "partly" -> "part": the replacement must be an "-ly" adverb too
+        std::erase_if(syns, [](const std::string& w) { return !w.ends_with("ly"); });
       if (syns.empty()) continue;
       std::string repl = detail::match_case(surface, syns[rng.below(syns.size())]);
       size_t b = w.begin;

@@ -71,6 +71,19 @@ void for_each_sense(std::string_view word, WordClass cls, int max_senses, Fn fn)
   free_index(idx);
 }
 
+// Offset of the lemma's first synset in that class, or -1 when unknown. WordNet orders
+// senses by their SemCor counts only when some sense was tagged; an untagged lemma's
+// "first" sense is arbitrary, and such lemmas are rare words ("corporal", "neuronic"),
+// so they count as unknown too.
+long tagged_first_sense(const std::string& lemma, WordClass cls) {  // caller holds wn_mutex
+  std::string key = lemma;
+  IndexPtr idx = index_lookup(key.data(), wn_pos(cls));
+  if (!idx) return -1;
+  long off = idx->off_cnt > 0 && idx->tagged_cnt > 0 ? idx->offset[0] : -1;
+  free_index(idx);
+  return off;
+}
+
 }  // namespace
 
 std::string wn_base_form(std::string_view word, WordClass cls) {
@@ -121,6 +134,7 @@ std::vector<std::string> wn_synonyms(std::string_view word, WordClass cls) {
   ensure_open();
   std::vector<std::string> out;
   for_each_sense(word, cls, 1, [&](SynsetPtr syn, const std::string& lemma) {
+    if (tagged_first_sense(lemma, cls) != syn->hereiam) return;
     for (int w = 0; w < syn->wcount; ++w) {
       std::string s = clean_lemma(syn->words[w]);
       if (s == lemma || s.find('_') != std::string::npos || s.find('-') != std::string::npos)
@@ -128,7 +142,12 @@ std::vector<std::string> wn_synonyms(std::string_view word, WordClass cls) {
       bool lower = true;  // proper-noun members ("Bush") are not synonyms of a common word
       for (char c : s)
         if (std::isupper(static_cast<unsigned char>(c))) lower = false;
-      if (lower && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+      // A member whose own first sense is another synset reads as that other sense in
+      // context ("young" -> "immature", "fatty acids" -> "fat acids"): keep only members
+      // for which this synset is also their most frequent (tagged) sense.
+      if (lower && tagged_first_sense(s, cls) == syn->hereiam &&
+          std::find(out.begin(), out.end(), s) == out.end())
+        out.push_back(s);
     }
   });
   return out;

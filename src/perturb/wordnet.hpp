@@ -12,7 +12,9 @@ enum class WordClass { noun, verb, adjective, adverb };
 std::string wn_base_form(std::string_view word, WordClass cls);
 // Direct antonyms of `word` over all its senses, single words only, in sense order.
 std::vector<std::string> wn_antonyms(std::string_view word, WordClass cls);
-// Single-word synonyms from the word's first (most frequent) sense only.
+// Single-word synonyms from the word's first (most frequent) sense only, and only
+// members whose own first sense is that same synset. Both orders must come from
+// SemCor counts: a word with no tagged sense has no synonyms here.
 std::vector<std::string> wn_synonyms(std::string_view word, WordClass cls);
 // Irregular inflections of a verb base from verb.exc ("bite" -> {"bit", "bitten"}).
 std::vector<std::string> wn_irregular_forms(std::string_view verb_base);
