@@ -54,7 +54,8 @@ std::string lookup_key(std::string_view word) {
   return key;
 }
 
-// Runs fn(synset) for each sense of the word's base form (first `max_senses`).
+// Runs fn(synset, lemma, tagged) for each sense of the word's base form (first
+// `max_senses`); `tagged` says whether the sense order comes from SemCor counts.
 template <typename Fn>
 void for_each_sense(std::string_view word, WordClass cls, int max_senses, Fn fn) {
   std::string key = lookup_key(word);
@@ -65,7 +66,7 @@ void for_each_sense(std::string_view word, WordClass cls, int max_senses, Fn fn)
   for (int s = 0; s < idx->off_cnt && s < max_senses; ++s) {
     SynsetPtr syn = read_synset(wn_pos(cls), idx->offset[s], lemma.data());
     if (!syn) continue;
-    fn(syn, lemma);
+    fn(syn, lemma, idx->tagged_cnt > 0);
     free_synset(syn);
   }
   free_index(idx);
@@ -110,7 +111,7 @@ std::vector<std::string> wn_antonyms(std::string_view word, WordClass cls) {
   std::lock_guard lock(wn_mutex());
   ensure_open();
   std::vector<std::string> out;
-  for_each_sense(word, cls, 1000, [&](SynsetPtr syn, const std::string&) {
+  for_each_sense(word, cls, 1000, [&](SynsetPtr syn, const std::string&, bool) {
     for (int i = 0; i < syn->ptrcount; ++i) {
       // Lexical antonym pointers hold from/to word numbers (1-based); whichword is ours.
       if (syn->ptrtyp[i] != ANTPTR || syn->pfrm[i] != syn->whichword) continue;
@@ -133,8 +134,8 @@ std::vector<std::string> wn_synonyms(std::string_view word, WordClass cls) {
   std::lock_guard lock(wn_mutex());
   ensure_open();
   std::vector<std::string> out;
-  for_each_sense(word, cls, 1, [&](SynsetPtr syn, const std::string& lemma) {
-    if (tagged_first_sense(lemma, cls) != syn->hereiam) return;
+  for_each_sense(word, cls, 1, [&](SynsetPtr syn, const std::string& lemma, bool tagged) {
+    if (!tagged) return;
     for (int w = 0; w < syn->wcount; ++w) {
       std::string s = clean_lemma(syn->words[w]);
       if (s == lemma || s.find('_') != std::string::npos || s.find('-') != std::string::npos)
