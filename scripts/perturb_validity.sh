@@ -3,7 +3,7 @@
 # share of outputs that re-parse completely with Link Grammar, and a seeded
 # sample of 50 outputs per type for hand-checking (docs/perturb_checklist.md).
 # Inputs are read from ../shared/data and never copied into the repo.
-# Usage: scripts/perturb_validity.sh [VERITY_BINARY] [WORK_DIR]
+# Usage: scripts/perturb_validity.sh [VERITY_BINARY] [WORK_DIR]   (TYPES="spatial ..." limits the types)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 verity="${1:-$root/build/verity}"
@@ -31,7 +31,7 @@ PY
 
 printf '| type | corpus | sentences | emitted | emitted %% | reparse_rate | top skip reasons |\n'
 printf '|---|---|---:|---:|---:|---:|---|\n'
-for type in negation negation:mode=antonym role_swap spatial numeric passive synonym; do
+for type in ${TYPES:-negation negation:mode=antonym role_swap spatial numeric passive synonym}; do
   for corpus in scifact sotu; do
     if [ "$corpus" = scifact ]; then input="$scifact"; plain=""; else input="$sotu"; plain="--plain"; fi
     out="$work/${type//:/_}.$corpus.jsonl"

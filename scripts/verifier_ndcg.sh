@@ -3,8 +3,9 @@
 # fusion 0.2, K = 100 candidates, USE-lite): stage 1 alone; every run of
 # scripts/select_default_verifier.sh in the two-stage default (0.8 · stage 1 +
 # 0.2 · verifier) and as the only ranker (--combine rerank); F0-F2 as the only
-# ranker. Then prints the issue-5 table (test pairwise accuracy per type from
-# each run's default.json, nDCG@10 mean ± std per width).
+# ranker; and the installed default (assets/verifiers/default.vens, the seed
+# ensemble) both ways. Then prints the issue-5 table (test pairwise accuracy per
+# type from each run's default.json and the default's, nDCG@10 mean ± std per width).
 #   usage: scripts/verifier_ndcg.sh [BUILD_DIR] [RUNS_DIR] [OUT_DIR]
 # Finished evaluations are kept in OUT_DIR and skipped on a rerun.
 set -euo pipefail
@@ -33,10 +34,15 @@ for dir in "$runs"/w*-seed*/; do
   run "$out/$name-rerank.json" --verifier "f3:$dir/default.vvrf" --combine rerank
 done
 for v in f0 f1 f2; do run "$out/$v-rerank.json" --verifier "$v" --combine rerank; done
+default="$repo/assets/verifiers/default.vens"
+if [ -s "$default" ]; then
+  run "$out/default.json" --verifier default
+  run "$out/default-rerank.json" --verifier default --combine rerank
+fi
 
-python3 - "$runs" "$out" <<'PY'
+python3 - "$runs" "$out" "$repo/assets/verifiers/default.json" <<'PY'
 import glob, json, os, statistics, sys
-runs, out = sys.argv[1], sys.argv[2]
+runs, out, default_record = sys.argv[1], sys.argv[2], sys.argv[3]
 def ndcg(path):
     j = json.load(open(path))
     per = {name: d["ndcg@10"] for name, d in j["datasets"].items()}
@@ -67,4 +73,11 @@ for width, names in groups.items():
         t2, r2 = ndcg(f"{out}/{n}.json"), ndcg(f"{out}/{n}-rerank.json")
         print(f"| &nbsp; {n} | 1 | " + " | ".join(f"{a[t]['accuracy']:.3f}" for t in types) +
               f" | {t2[0]:.4f} | {t2[1]:.4f} | {r2[0]:.4f} | {r2[1]:.4f} |")
+if os.path.exists(f"{out}/default.json") and os.path.exists(default_record):
+    rec = json.load(open(default_record))
+    a = rec["test_pairwise_acc"]["by_type"]
+    t2, r2 = ndcg(f"{out}/default.json"), ndcg(f"{out}/default-rerank.json")
+    print(f"| **default: ensemble of {len(rec['members'])}** | {len(rec['members'])} seeds | " +
+          " | ".join(f"**{a[t]:.3f}**" for t in types) +
+          f" | {t2[0]:.4f} | {t2[1]:.4f} | {r2[0]:.4f} | {r2[1]:.4f} |")
 PY

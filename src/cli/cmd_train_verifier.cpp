@@ -16,6 +16,7 @@
 #include "train/retrieval_triples.hpp"
 #include "train/token_cache.hpp"
 #include "train/verifier_training.hpp"
+#include "verify/ensemble.hpp"
 #include "verify/learned.hpp"
 
 namespace verity::cli {
@@ -354,6 +355,35 @@ void setup_train_verifier(CLI::App& app) {
   cmd->callback([a] { run_train_verifier(*a); });
 }
 
+struct EnsembleArgs {
+  CommonFlags common;
+  std::vector<std::string> members;
+  std::string out, provenance;
+};
+
+void run_ensemble_verifier(EnsembleArgs& a) {
+  apply_common_flags(a.common);
+  verify::EnsembleVerifier::write(a.out, a.members, a.provenance);
+  const auto e = verify::EnsembleVerifier::load(a.out);  // proves the file reads back
+  log("ensemble-verifier: ", e->size(), " members -> ", a.out);
+  if (a.common.json)
+    print_json({{"command", invocation()}, {"out", a.out}, {"members", a.members}, {"spec", e->spec()},
+                {"trained", e->is_trained()}});
+}
+
+void setup_ensemble_verifier(CLI::App& app) {
+  auto a = std::make_shared<EnsembleArgs>();
+  auto* cmd = app.add_subcommand("ensemble-verifier",
+                                 "Write an ensemble file: the logit mean of trained F3/F4 weight files");
+  cmd->add_option("--member", a->members, "A trained F3/F4 weights file (repeat; stored relative to --out)")
+      ->required();
+  cmd->add_option("--out", a->out, "Ensemble file to write (JSON, atomic); use it as ensemble:PATH")->required();
+  cmd->add_option("--provenance", a->provenance, "How the members were chosen (kept in the file)");
+  add_common_flags(cmd, a->common);
+  cmd->callback([a] { run_ensemble_verifier(*a); });
+}
+
 VERITY_REGISTER_COMMAND("train-verifier", setup_train_verifier);
+VERITY_REGISTER_COMMAND("ensemble-verifier", setup_ensemble_verifier);
 }  // namespace
 }  // namespace verity::cli

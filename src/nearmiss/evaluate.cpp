@@ -109,8 +109,8 @@ std::unique_ptr<verify::Verifier> make_eval_verifier(const std::string& spec) {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
   const bool known_kind = kind == "f0" || kind == "f1" || kind == "f2" || kind == "f3" || kind == "f4" ||
-                          kind == "default";
-  if (!known_kind && file_exists(spec) && !is_directory(spec)) return verify::LearnedVerifier::load(spec, "");
+                          kind == "default" || kind == "ensemble";
+  if (!known_kind && file_exists(spec) && !is_directory(spec)) return verify::load_verifier_file(spec);
   return verify::make_verifier(spec);
 }
 

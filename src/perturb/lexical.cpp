@@ -1,7 +1,10 @@
 // Rule-based generators that need no parse: spatial/temporal relations and quantities.
 #include "perturb/generators.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <initializer_list>
 #include <cmath>
 #include <cstdio>
 
@@ -43,15 +46,159 @@ const std::vector<Relation>& relations() {
   return table;
 }
 
-// "left"/"right" are also a verb ("he left") and an entitlement ("the right to vote"):
-// only treat them as directions next to "of", "side", "hand", or after "to"/"on"/"at the".
-bool direction_context(const std::vector<WordSpan>& w, size_t i) {
-  const std::string next = i + 1 < w.size() ? w[i + 1].lower : "";
-  const std::string prev = i > 0 ? w[i - 1].lower : "";
-  if (next == "of" || next == "side" || next == "hand" || next == "wing" || next == "arm" ||
-      next == "leg" || next == "eye" || next == "ear" || next == "ventricle" || next == "hemisphere")
+bool in(const std::string& word, std::initializer_list<std::string_view> set) {
+  for (auto w : set)
+    if (word == w) return true;
+  return false;
+}
+
+bool is_number_word(const std::string& w) {
+  if (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0]))) return true;
+  return in(w, {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "million"});
+}
+
+// Words next to the relation, with "" past the sentence or across punctuation
+// ("money left over." has no word after "over").
+struct Neighbours {
+  std::string prev, next, next2;
+};
+Neighbours neighbours(std::string_view s, const std::vector<WordSpan>& w, size_t first, size_t last) {
+  auto joined = [&](size_t a, size_t b) {  // only spaces between word a and word b
+    for (size_t k = w[a].end; k < w[b].begin; ++k)
+      if (s[k] != ' ') return false;
     return true;
-  return prev == "the" && i >= 2 && (w[i - 2].lower == "to" || w[i - 2].lower == "on" || w[i - 2].lower == "at");
+  };
+  Neighbours n;
+  if (first > 0 && joined(first - 1, first)) n.prev = w[first - 1].lower;
+  if (last + 1 < w.size() && joined(last, last + 1)) {
+    n.next = w[last + 1].lower;
+    if (last + 2 < w.size() && joined(last + 1, last + 2)) n.next2 = w[last + 2].lower;
+  }
+  return n;
+}
+
+bool capitalized(std::string_view s, const WordSpan& word) {
+  return std::isupper(static_cast<unsigned char>(s[word.begin])) != 0;
+}
+
+// Whether a matched relation word is used as a reversible spatial or temporal
+// relation here. The hand-checked sample (docs/perturb_checklist.md) showed the
+// cases rejected below: names (Middle East, No Child Left Behind), "over" as
+// during / more than / control over, rank and comparative senses (bottom 55,
+// lower rates), locative "before" (testified before Congress), phrasal verbs
+// (go after, left over) and idioms (never before).
+bool relation_use(std::string_view s, const std::vector<WordSpan>& w, size_t first, size_t last,
+                  const Relation& rel) {
+  const std::string& word = w[first].lower;
+  const Neighbours n = neighbours(s, w, first, last);
+  // Both ends of a coordinated pair ("left and right", "outer- and inner") would
+  // become the same word.
+  const std::string opposite_key = rel.opposite == "in front of" ? "front" : rel.opposite;
+  for (size_t k = first >= 3 ? first - 3 : 0; k < std::min(w.size(), last + 4); ++k) {
+    if (k >= first && k <= last) continue;
+    const std::string& other = w[k].lower;
+    if (other == opposite_key || other.rfind(opposite_key + "-", 0) == 0 ||
+        other.find("-" + opposite_key) != std::string::npos)
+      return false;
+  }
+  const bool compass = in(word, {"north", "south", "east", "west", "northern", "southern", "eastern", "western"});
+  // Part of a name: capitalized inside the sentence, or a compass word opening
+  // one ("North Korea ...", "West Nile virus").
+  if (first > 0 && capitalized(s, w[first])) return false;
+  if (compass && last + 1 < w.size() && capitalized(s, w[last + 1]) && n.next != "") return false;
+  if (compass && (n.prev == "middle" || n.prev == "far" || n.prev == "near")) return false;
+
+  // "year after year", "issue before issue", "above all", "rose above" are idioms.
+  if (!n.prev.empty() && n.prev == n.next) return false;
+  if (n.next == "all" || (word == "above" && in(n.prev, {"rise", "rises", "rose", "risen", "rising"}))) return false;
+  if (word == "left" || word == "right") {
+    // "the right of every person" is an entitlement; "to the right of" a direction.
+    const bool after_article = n.prev == "the" || n.prev == "a";
+    const bool direction_phrase = after_article && first >= 2 && in(w[first - 2].lower, {"to", "on", "at"});
+    if (after_article && !direction_phrase) return false;
+    if (in(n.next, {"of", "side", "hand", "wing", "arm", "leg", "eye", "ear", "ventricle", "hemisphere", "corner",
+                    "edge", "half", "lane", "turn"}))
+      return true;
+    // "to/on/at the right", but not "come to the right country" (right = correct).
+    if (!direction_phrase) return false;
+    return word == "left" || n.next.empty() ||
+           in(n.next, {"and", "or", "but", "is", "are", "was", "were", "at", "in", "on", "to", "from", "with", "by",
+                       "as", "while", "when", "where", "then", "there", "above", "below", "under", "over", "near",
+                       "about", "diagonally", "of"});
+  }
+  if (word == "over" || word == "under") {
+    // Mostly non-spatial in running text (during, more than, control over, under the
+    // law, under God, in preference to): only "over/under" + determiner + a concrete
+    // noun, or a one-letter name ("X is over Y").
+    const bool letter_name = last + 1 < w.size() && w[last + 1].lower.size() == 1 && capitalized(s, w[last + 1]);
+    if (letter_name) return true;
+    if (!in(n.next, {"the", "a", "an", "his", "her", "its", "their", "our", "my", "your", "this", "that", "these",
+                     "those"}))
+      return false;
+    if (n.next2.empty() || is_number_word(n.next2) ||
+        in(n.next2, {"there", "here", "time", "way", "next", "past", "last", "coming", "previous", "following",
+                     "course", "years", "decade", "decades", "century", "period", "weekend", "summer", "winter",
+                     "long", "short", "rest", "life", "lifetime", "day", "days", "night", "weeks", "months",
+                     "hours", "generations", "centuries", "control", "influence", "direction", "supervision",
+                     "leadership", "auspices", "terms", "law", "laws", "act", "rule", "rules", "guidance", "care",
+                     "age", "threat", "pressure", "umbrella", "name", "impression", "assumption", "mandate",
+                     "program", "plan", "agreement", "treaty", "contract", "license", "condition", "conditions",
+                     "circumstances", "oath", "penalty", "same", "other", "previous", "current", "new", "old",
+                     "objections", "objection", "protest"}))
+      return false;
+    return !in(n.prev, {"control", "power", "authority", "influence", "jurisdiction", "sovereignty", "say",
+                        "left", "take", "takes", "took", "taken", "taking", "win", "won", "victory", "priority",
+                        "preference", "advantage", "edge", "debate", "concern", "concerns", "dispute", "fight",
+                        "struggle", "go", "went", "gone", "going", "hand", "handed", "turn", "turned", "turning",
+                        "fall", "fell", "pass", "passed", "get", "got", "think", "thought", "all", "chosen",
+                        "choose", "chose", "prevail", "prevailed", "triumph", "triumphed", "worry", "worried",
+                        "operate", "operating", "operates", "operated", "fought", "argue", "argued", "sign",
+                        "signed", "presided", "preside", "presides", "reign", "reigned", "rule", "ruled"});
+  }
+  if (word == "before" || word == "after") {
+    // "never before."; "after 224 years" is a duration, not a point in time
+    if (n.next.empty() ||
+        (is_number_word(n.next) && in(n.next2, {"year", "years", "month", "months", "week", "weeks", "day", "days",
+                                                "hour", "hours", "minute", "minutes", "decade", "decades",
+                                                "century", "centuries"})))
+      return false;
+    if (in(n.prev, {"never", "ever", "go", "goes", "went", "gone", "going", "come", "comes", "came", "coming",
+                    "look", "looks", "looked", "looking", "named", "take", "takes", "took", "taken", "testify",
+                    "testified", "testifies", "appear", "appears", "appeared", "stand", "stands", "stood",
+                    "standing", "lie", "lies", "lay", "bow", "bowed", "kneel", "knelt", "bring", "brought",
+                    "run", "ran", "chase", "chased", "seek", "sought", "lust", "hanker"}))
+      return false;
+    // Locative "before you", "before Congress": a person or body, not an event.
+    if (in(n.next, {"you", "me", "us", "him", "her", "them", "god", "congress", "court", "committee", "senate",
+                    "house", "judge", "jury", "parliament", "council", "board", "audience", "eyes"}))
+      return false;
+    return !(word == "before" && n.next == "you" && n.next2 == "know");
+  }
+  if (word == "lower") {  // mostly a comparative ("lower rates") or a verb ("lower the rate")
+    return in(n.next, {"left", "right", "lefthand", "righthand", "position", "positions", "part", "parts", "half", "end", "side", "level", "levels", "layer",
+                       "layers", "floor", "deck", "lip", "jaw", "lobe", "lobes", "limb", "limbs", "leg", "legs",
+                       "body", "back", "abdomen", "bound", "boundary", "edge", "corner", "panel", "row",
+                       "quadrant", "portion", "reaches", "surface", "chamber", "bank", "shelf", "branch"});
+  }
+  if (word == "top" || word == "bottom")  // before a noun mostly a rank ("top commanders", "bottom rate")
+    return n.next.empty() || in(n.next, {"of", "left", "right", "lefthand", "righthand", "position", "positions",
+                                         "row", "rows", "shelf", "layer", "layers", "half", "corner", "edge",
+                                         "panel", "floor", "drawer", "surface", "side", "and", "or"});
+  if (word == "earlier" || word == "later") return !in(n.next, {"today", "tonight", "this", "on", "than"});
+  if (word == "preceding" || word == "following")  // "they were following him" is a verb
+    return !in(n.prev, {"is", "are", "was", "were", "be", "been", "am", "not", "by"});
+  if (word == "behind" || word == "in") {  // "left behind", "the idea behind" are not locations
+    for (size_t k = first >= 3 ? first - 3 : 0; k < first; ++k)
+      if (in(w[k].lower, {"leave", "leaves", "leaving", "left"})) return false;
+    return !n.next.empty() &&
+           !in(n.prev, {"left", "leave", "leaves", "leaving", "fall", "fell", "fallen", "lag", "lagged", "lagging",
+                        "idea", "ideas", "reason", "reasons", "logic", "thinking", "force", "forces", "motive",
+                        "motives", "story", "principle", "principles", "science", "rationale", "mind", "minds",
+                        "purpose", "intent", "spirit", "momentum", "weight", "support", "united", "unite",
+                        "rally", "rallied", "stand", "stood", "stands", "get", "got", "put", "be"});
+  }
+  return true;
 }
 
 class SpatialPerturber final : public Perturber {
@@ -63,6 +210,7 @@ class SpatialPerturber final : public Perturber {
       const Relation* rel;
     };
     std::vector<Hit> hits;
+    size_t seen = 0;
     for (size_t i = 0; i < w.size(); ++i) {
       for (const auto& rel : relations()) {
         if (i + rel.words.size() > w.size()) continue;
@@ -70,19 +218,35 @@ class SpatialPerturber final : public Perturber {
         for (size_t k = 0; k < rel.words.size(); ++k)
           if (w[i + k].lower != rel.words[k]) match = false;
         if (!match) continue;
-        if ((rel.words[0] == "left" || rel.words[0] == "right") && !direction_context(w, i)) continue;
+        ++seen;
+        if (!relation_use(s, w, i, i + rel.words.size() - 1, rel)) break;
         hits.push_back({i, i + rel.words.size() - 1, &rel});
         i += rel.words.size() - 1;
         break;
       }
     }
     if (hits.empty()) {
-      set_skip_reason("no_relation_word");
+      set_skip_reason(seen ? "no_relation_use" : "no_relation_word");
       return std::nullopt;
     }
     const Hit& h = hits[rng.below(hits.size())];
     size_t b = w[h.first].begin, e = w[h.last].end;
     std::string repl = detail::match_case(s.substr(b, w[h.first].end - b), h.rel->opposite);
+    // "an earlier time" -> "a later time": the article follows the new word. Lowercase
+    // only: in "the object A below" the letter names an object.
+    if (h.first > 0) {
+      const WordSpan& prev = w[h.first - 1];
+      const std::string_view prev_text = s.substr(prev.begin, prev.end - prev.begin);
+      if ((prev_text == "a" || prev_text == "an") && s.substr(prev.end, b - prev.end) == " ") {
+        const bool vowel = std::string_view("aeiou").find(static_cast<char>(
+                               std::tolower(static_cast<unsigned char>(repl[0])))) != std::string_view::npos;
+        const std::string article = vowel ? "an" : "a";
+        if (prev_text != article) {
+          b = prev.begin;
+          repl = article + " " + repl;
+        }
+      }
+    }
     return detail::replace_span(s, b, e, repl, "spatial");
   }
   std::string spec() const override { return "spatial"; }

@@ -251,7 +251,7 @@ float LearnedVerifier::score(const SimilarityMap& map) const {
   return score_batch(std::span<const SimilarityMap>(&map, 1))[0];
 }
 
-std::vector<float> LearnedVerifier::score_batch(std::span<const SimilarityMap> maps) const {
+std::vector<float> LearnedVerifier::forward_batch(std::span<const SimilarityMap> maps, bool sigmoid) const {
   std::vector<float> out(maps.size(), 0.0f);  // empty maps score 0
   std::vector<size_t> todo;
   for (size_t i = 0; i < maps.size(); ++i)
@@ -262,11 +262,20 @@ std::vector<float> LearnedVerifier::score_batch(std::span<const SimilarityMap> m
     std::vector<const SimilarityMap*> chunk;
     for (size_t k = begin; k < end; ++k) chunk.push_back(&maps[todo[k]]);
     auto batch = detail::make_map_batch(chunk, impl_->map_size(), impl_->canvas_multiple());
-    auto scores = torch::sigmoid(impl_->forward_logits(batch)).contiguous();
-    const float* s = scores.data_ptr<float>();
-    for (size_t k = begin; k < end; ++k) out[todo[k]] = s[k - begin];
+    auto logits = impl_->forward_logits(batch);
+    auto values = (sigmoid ? torch::sigmoid(logits) : logits).contiguous();
+    const float* v = values.data_ptr<float>();
+    for (size_t k = begin; k < end; ++k) out[todo[k]] = v[k - begin];
   }
   return out;
+}
+
+std::vector<float> LearnedVerifier::score_batch(std::span<const SimilarityMap> maps) const {
+  return forward_batch(maps, true);
+}
+
+std::vector<float> LearnedVerifier::logit_batch(std::span<const SimilarityMap> maps) const {
+  return forward_batch(maps, false);
 }
 
 std::string LearnedVerifier::spec() const {

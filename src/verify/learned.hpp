@@ -63,6 +63,9 @@ class LearnedVerifier final : public Verifier {
   // Scores in batches of up to 64 maps, each padded only to the largest map of
   // its batch (masking makes this equal to padding to map_size).
   std::vector<float> score_batch(std::span<const SimilarityMap> maps) const override;
+  // The scores before the sigmoid (0 for empty maps): exact where a score has
+  // rounded to 0 or 1 in float, which ensembles average (verify/ensemble.hpp).
+  std::vector<float> logit_batch(std::span<const SimilarityMap> maps) const;
   // "f3:PATH"/"f4:PATH" of the file last loaded or saved; "f3:<unsaved>"
   // before that (not a loadable spec).
   std::string spec() const override;
@@ -81,6 +84,7 @@ class LearnedVerifier final : public Verifier {
 
  private:
   explicit LearnedVerifier(std::unique_ptr<Impl> impl);
+  std::vector<float> forward_batch(std::span<const SimilarityMap> maps, bool sigmoid) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "verify/ensemble.hpp"
 #include "verify/learned.hpp"
 #include "verify/simple_verifiers.hpp"
 
@@ -28,8 +29,10 @@ std::vector<VerifierKind> verifier_kinds() {
           {"f2", "soft alignment with positional bias; keys lambda=0.1, tau=0.1"},
           {"f3", "small CNN over the map (f3:PATH, trained weights file required)"},
           {"f4", "small ViT over map patches (f4:PATH, trained weights file required)"},
-          {"default", "the committed trained default verifier (assets/verifiers/default.vvrf; "
-                      "$VERITY_DEFAULT_VERIFIER overrides the path)"}};
+          {"ensemble", "logit mean of trained F3/F4 files (ensemble:PATH, an ensemble file; "
+                       "verify/ensemble.hpp)"},
+          {"default", "the committed trained default verifier (assets/verifiers/default.json says "
+                      "which; $VERITY_DEFAULT_VERIFIER overrides the path)"}};
 }
 
 namespace {
@@ -72,17 +75,22 @@ std::unique_ptr<Verifier> make_soft_align(std::string_view spec, std::string_vie
 }
 
 #ifndef VERITY_DEFAULT_VERIFIER_FILE  // set by CMakeLists.txt to the source tree's file
-#define VERITY_DEFAULT_VERIFIER_FILE "assets/verifiers/default.vvrf"
+#define VERITY_DEFAULT_VERIFIER_FILE "assets/verifiers/default.vens"
 #endif
 
 // "default": $VERITY_DEFAULT_VERIFIER if set, else the source tree's
-// assets/verifiers/default.vvrf (provenance in assets/verifiers/default.json).
+// assets/verifiers/default.vens, an ensemble file (record in assets/verifiers/default.json).
 std::string default_verifier_path() {
   if (const char* env = std::getenv("VERITY_DEFAULT_VERIFIER"); env && *env) return env;
   return VERITY_DEFAULT_VERIFIER_FILE;
 }
 
 }  // namespace
+
+std::unique_ptr<Verifier> load_verifier_file(const std::string& path) {
+  if (is_ensemble_file(path)) return EnsembleVerifier::load(path);
+  return LearnedVerifier::load(path);
+}
 
 std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
   const auto colon = spec.find(':');
@@ -102,7 +110,11 @@ std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
     VERITY_CHECK(std::filesystem::exists(path), ConfigError, "verifier spec 'default': ", path,
                  " does not exist (scripts/train_default_verifier.sh trains it; "
                  "$VERITY_DEFAULT_VERIFIER picks another file)");
-    return LearnedVerifier::load(path);
+    return load_verifier_file(path);
+  }
+  if (kind == "ensemble") {
+    VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec, "': ensemble needs a file (ensemble:PATH)");
+    return EnsembleVerifier::load(std::string(args));
   }
   if (kind == "f3" || kind == "f4") {
     VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec, "': ", kind,

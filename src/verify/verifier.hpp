@@ -8,6 +8,8 @@
 //   "f2[:lambda=0.1,tau=0.1]" soft alignment with a positional bias
 //   "f3:PATH"                small CNN, weights file required
 //   "f4:PATH"                small ViT, weights file required
+//   "ensemble:PATH"          logit mean of F3/F4 files listed in an ensemble file
+//   "default"                the committed default (a weights or an ensemble file)
 // An untrained F3/F4 is never built by the factory; see verify/learned.hpp.
 #include <memory>
 #include <span>
@@ -39,6 +41,10 @@ class Verifier {
 // Builds a verifier from a factory string; unknown kinds/keys and bad values
 // throw ConfigError listing the valid ones, damaged weight files FormatError.
 std::unique_ptr<Verifier> make_verifier(std::string_view spec);
+
+// A trained verifier from a file: an ensemble file (verify/ensemble.hpp) or
+// an F3/F4 weights file, told apart by content.
+std::unique_ptr<Verifier> load_verifier_file(const std::string& path);
 
 struct VerifierKind {
   std::string name, help;

@@ -123,4 +123,32 @@ TEST(Cli, CorruptedIndexIsRejected) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("bm25.vbm"), std::string::npos) << r.err;
 }
+TEST(Cli, EnsembleVerifierWritesAFileExplainAccepts) {
+  auto dir = temp_dir("ensemble");
+  const std::string members = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/default/";
+  auto r = run("ensemble-verifier --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("--json"), std::string::npos);
+  r = run("ensemble-verifier --quiet --json --member " + members + "w64-seed1.vvrf --member " + members +
+          "w64-seed2.vvrf --out " + dir + "/pair.vens --provenance two");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // exactly one object on stdout
+  EXPECT_EQ(j.at("out"), dir + "/pair.vens");
+  EXPECT_EQ(j.at("spec"), "ensemble:" + dir + "/pair.vens");
+  EXPECT_EQ(j.at("members").size(), 2u);
+  EXPECT_TRUE(j.at("trained").get<bool>());
+  r = run("explain --query 'the dog bit the man' --doc 'the man bit the dog' --encoder use-lite --out " + dir +
+          "/map.svg --verifier f1,ensemble:" + dir + "/pair.vens --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto scores = nlohmann::json::parse(r.out).at("scores");
+  ASSERT_TRUE(scores.contains("ensemble:" + dir + "/pair.vens")) << scores.dump();
+  const double score = scores.at("ensemble:" + dir + "/pair.vens").get<double>();
+  EXPECT_GT(score, 0.0);
+  EXPECT_LT(score, 1.0);
+  // A member that is not a weights file is refused, naming it; nothing is written.
+  r = run("ensemble-verifier --member " + dir + "/pair.vens --out " + dir + "/bad.vens");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("pair.vens"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/bad.vens"));
+}
 }  // namespace

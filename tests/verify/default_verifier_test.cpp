@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "verify/learned.hpp"
 #include "verify/verifier.hpp"
@@ -71,20 +72,29 @@ TEST(DefaultVerifier, KindIsListed) {
   EXPECT_TRUE(listed);
 }
 
-// The committed default: a trained F3 whose provenance names its encoder.
-TEST(DefaultVerifier, CommittedFileIsATrainedF3) {
+// The committed default: an ensemble of trained F3 files whose provenance names
+// their encoder, all within the 5 MB the issue allows.
+TEST(DefaultVerifier, CommittedFileIsATrainedEnsembleOfF3) {
   EnvGuard guard;
   unsetenv("VERITY_DEFAULT_VERIFIER");
-  const auto path = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/default.vvrf";
+  const auto dir = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers";
+  const auto path = dir + "/default.vens";
   ASSERT_TRUE(fs::exists(path)) << path;
-  EXPECT_LE(fs::file_size(path), 5u * 1024 * 1024);
   auto d = make_verifier("default");
-  EXPECT_EQ(d->spec(), "f3:" + path);
+  EXPECT_EQ(d->spec(), "ensemble:" + path);
   ASSERT_TRUE(d->is_trained());
-  auto learned = LearnedVerifier::load(path);
-  const auto provenance = nlohmann::json::parse(learned->provenance());
-  EXPECT_EQ(provenance.at("encoder").get<std::string>(), "use-lite");
-  EXPECT_FALSE(provenance.at("argv").get<std::string>().empty());
+  const auto manifest = nlohmann::json::parse(read_file(path));
+  ASSERT_GE(manifest.at("members").size(), 2u);
+  uintmax_t bytes = fs::file_size(path);
+  for (const auto& m : manifest.at("members")) {
+    const auto member = dir + "/" + m.at("file").get<std::string>();
+    bytes += fs::file_size(member);
+    auto learned = LearnedVerifier::load(member, "f3");
+    const auto provenance = nlohmann::json::parse(learned->provenance());
+    EXPECT_EQ(provenance.at("encoder").get<std::string>(), "use-lite");
+    EXPECT_FALSE(provenance.at("argv").get<std::string>().empty());
+  }
+  EXPECT_LE(bytes, 5u * 1024 * 1024);
 }
 
 }  // namespace
