@@ -1,9 +1,11 @@
 #include "verify/ensemble.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/crc32c.hpp"
@@ -27,9 +29,11 @@ std::string crc_hex(const std::string& bytes) {
 
 bool is_ensemble_file(const std::string& path) {
   if (!file_exists(path) || is_directory(path)) return false;
-  const std::string head = read_file(path).substr(0, 64);
-  const auto first = head.find_first_not_of(" \t\r\n");
-  return first != std::string::npos && head[first] == '{';
+  std::ifstream in(path, std::ios::binary);  // the first bytes decide; weights files are large
+  char c = 0;
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  return in && c == '{';
 }
 
 std::unique_ptr<EnsembleVerifier> EnsembleVerifier::load(const std::string& path) {
