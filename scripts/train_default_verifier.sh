@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trains the default verifier (assets/verifiers/default.vvrf): F3, frozen USE-lite
+# Trains one run of the default verifier's recipe: F3, frozen USE-lite
 # maps, near-miss triples mixed with SciFact *train* BM25 triples, early stop on dev.
 # Recipe (docs/TRAINING.md): per-type balanced epochs (PER_TYPE triples of every
 # type, retrieval included, per epoch), training maps cropped to WIDTH tokens,
@@ -11,16 +11,16 @@
 #   usage: scripts/train_default_verifier.sh [BUILD_DIR] [NM_DATA_DIR]
 # Env: EPOCHS, PATIENCE, PER_TYPE, WIDTH, POOL, DEV_METRIC, MAX_TRAIN, RETRIEVAL_RATIO, SEED, TOKEN_CACHE;
 # CKPT_DIR=D keeps checkpoints in D and RESUME=1 continues from D; OUT=DIR writes
-# DIR/default.vvrf + DIR/default.json instead of assets/verifiers/ (other seeds).
+# DIR/default.vvrf + DIR/default.json (default out/verifier-run). The committed default,
+# an ensemble of such runs, is installed by scripts/select_default_verifier.sh.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$repo/build}"
 nm="${2:-$repo/data/nearmiss}"  # scripts/nearmiss_build.sh writes it there
 scifact="${VERITY_SHARED_DATA:-$repo/../shared/data}/beir/scifact"
-out="${OUT:-$repo/assets/verifiers}"  # OUT=DIR: another seed's run, kept out of assets/
+out="${OUT:-$repo/out/verifier-run}"
 mkdir -p "$out"
-label="assets/verifiers/default.vvrf"
-[ -n "${OUT:-}" ] && label="$out/default.vvrf"
+label="$out/default.vvrf"
 tmp="$(mktemp -d "$out/.tmp.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 

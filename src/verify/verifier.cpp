@@ -108,7 +108,7 @@ std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
                  "': default takes no arguments");
     const auto path = default_verifier_path();
     VERITY_CHECK(std::filesystem::exists(path), ConfigError, "verifier spec 'default': ", path,
-                 " does not exist (scripts/train_default_verifier.sh trains it; "
+                 " does not exist (scripts/select_default_verifier.sh installs it; "
                  "$VERITY_DEFAULT_VERIFIER picks another file)");
     return load_verifier_file(path);
   }
