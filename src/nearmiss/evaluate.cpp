@@ -108,8 +108,9 @@ std::unique_ptr<verify::Verifier> make_eval_verifier(const std::string& spec) {
   if (spec == "none") return nullptr;
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
-  const bool known_kind = kind == "f0" || kind == "f1" || kind == "f2" || kind == "f3" || kind == "f4" ||
-                          kind == "default" || kind == "ensemble";
+  const auto kinds = verify::verifier_kinds();
+  const bool known_kind =
+      std::any_of(kinds.begin(), kinds.end(), [&](const verify::VerifierKind& k) { return k.name == kind; });
   if (!known_kind && file_exists(spec) && !is_directory(spec)) return verify::load_verifier_file(spec);
   return verify::make_verifier(spec);
 }

@@ -239,12 +239,12 @@ class SpatialPerturber final : public Perturber {
       const WordSpan& prev = w[h.first - 1];
       const std::string_view prev_text = s.substr(prev.begin, prev.end - prev.begin);
       if ((prev_text == "a" || prev_text == "an") && s.substr(prev.end, b - prev.end) == " ") {
-        const bool vowel = std::string_view("aeiou").find(static_cast<char>(
-                               std::tolower(static_cast<unsigned char>(repl[0])))) != std::string_view::npos;
-        const std::string article = vowel ? "an" : "a";
-        if (prev_text != article) {
-          b = prev.begin;
-          repl = article + " " + repl;
+        size_t article_begin = b;
+        std::string agreed = detail::with_article(s, prev.begin, prev.end, b, repl, article_begin);
+        // The span grows to the article only where the article changes.
+        if (!agreed.starts_with(std::string(prev_text) + " ")) {
+          b = article_begin;
+          repl = std::move(agreed);
         }
       }
     }
