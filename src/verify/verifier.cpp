@@ -19,6 +19,26 @@ std::vector<float> Verifier::score_batch(std::span<const SimilarityMap> maps) co
   return out;
 }
 
+std::vector<float> Verifier::score_pairs(std::span<const SimilarityMap> maps,
+                                         std::span<const PairContext> context) const {
+  VERITY_CHECK(context.size() == maps.size(), ConfigError, "verifier ", spec(), ": ", maps.size(),
+               " maps but ", context.size(), " contexts");
+  return score_batch(maps);
+}
+
+uint32_t token_identity(std::string_view piece) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : piece) h = (h ^ c) * 16777619u;
+  return h;
+}
+
+std::vector<uint32_t> token_identities(const std::vector<std::string>& pieces) {
+  std::vector<uint32_t> out;
+  out.reserve(pieces.size());
+  for (const auto& p : pieces) out.push_back(token_identity(p));
+  return out;
+}
+
 void Verifier::save(const std::string& path) const {
   throw Unsupported(cat("verifier ", spec(), " has no parameters to save (to ", path, ")"));
 }

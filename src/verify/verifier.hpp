@@ -11,7 +11,10 @@
 //   "ensemble:PATH"          logit mean of F3/F4 files listed in an ensemble file
 //   "default"                the committed default (a weights or an ensemble file)
 // An untrained F3/F4 is never built by the factory; see verify/learned.hpp.
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +24,21 @@
 
 namespace verity::verify {
 
+// What a verifier may know about a pair beyond its map: which token each row
+// and column is (a map alone cannot tell an exact repeat from a close
+// synonym), and the pooled cosine. Spans are borrowed for the call.
+struct PairContext {
+  std::span<const uint32_t> query_ids;      // one per map row; empty = unknown
+  std::span<const uint32_t> candidate_ids;  // one per map column; empty = unknown
+  float pooled_cosine = std::numeric_limits<float>::quiet_NaN();  // NaN = unknown
+};
+
+// The identity of one token piece as PairContext carries it: FNV-1a 32 of the
+// piece's UTF-8 bytes (encoders differ in vocabularies; pieces are what
+// Encoded::token_strings holds and what index token stores record).
+uint32_t token_identity(std::string_view piece);
+std::vector<uint32_t> token_identities(const std::vector<std::string>& pieces);
+
 class Verifier {
  public:
   virtual ~Verifier() = default;
@@ -29,6 +47,20 @@ class Verifier {
   virtual float score(const SimilarityMap& map) const = 0;
   // Scores of many maps, same order; learned verifiers batch them.
   virtual std::vector<float> score_batch(std::span<const SimilarityMap> maps) const;
+  // Scores with token identities and pooled cosines for verifiers that read
+  // them (context.size() == maps.size(), else ConfigError); the default
+  // ignores the context and calls score_batch.
+  virtual std::vector<float> score_pairs(std::span<const SimilarityMap> maps,
+                                         std::span<const PairContext> context) const;
+  // Whether score_pairs reads the context (callers may skip building it).
+  virtual bool uses_context() const { return false; }
+  // Calibrated verifiers: the score is P(same meaning), and this is the
+  // threshold chosen on held-out pairs (score >= threshold -> "match").
+  // nullopt for scores that are not probabilities.
+  virtual std::optional<float> default_threshold() const { return std::nullopt; }
+  // Identity of the encoder the verifier was trained on (encode's
+  // encoder_identity); "" when it works on maps of any encoder.
+  virtual std::string encoder() const { return ""; }
   // Factory string recreating this verifier.
   virtual std::string spec() const = 0;
   // Writes learned weights atomically; parameter-free verifiers throw Unsupported.

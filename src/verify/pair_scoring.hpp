@@ -1,0 +1,31 @@
+#pragma once
+// Stage 2 on texts that are already encoded: one query against many
+// candidates, through the same map kernel as index search (bf16 products
+// where the CPU has them, verify/bf16_maps.hpp) so a text scores the same
+// whether it is stored in an index, in the cache, or sent to /verify.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "verify/verifier.hpp"
+
+namespace verity::verify {
+
+// One encoded text, borrowed for the call.
+struct TextTokens {
+  std::span<const float> tokens;  // n × dim token vectors (any norm)
+  std::span<const uint32_t> ids;  // n token identities (token_identity), or empty
+  std::span<const float> pooled;  // dim pooled vector (any norm), or empty
+};
+
+// Cosine of two vectors of equal size; 0 when either is zero.
+float cosine(std::span<const float> a, std::span<const float> b);
+
+// Verifier scores of query against every candidate, in order. A pair with no
+// tokens on one side scores 0. ConfigError when a token block is not a
+// multiple of dim or ids do not match the token count.
+std::vector<float> score_texts(const Verifier& verifier, const TextTokens& query,
+                               std::span<const TextTokens> candidates, size_t dim);
+
+}  // namespace verity::verify
