@@ -20,6 +20,12 @@
 namespace verity::index {
 class DocStore;
 }
+namespace verity::verify {
+class Verifier;
+}
+namespace verity::encode {
+class Encoder;
+}
 
 namespace verity::search {
 
@@ -35,7 +41,9 @@ struct PipelineOptions {
   std::string combine = "weighted";  // rerank | weighted | penalty
   double verifier_weight = 0.2;      // weighted combine
   double penalty_beta = 0.5, penalty_tau = 0.9;
-  std::optional<double> reject_below;  // verdicts: score >= T -> match, else near-miss
+  // Verdicts: score >= T -> "match", else "near-miss". Unset: the verifier's
+  // calibrated threshold (no verdicts for uncalibrated verifiers).
+  std::optional<double> reject_below;
   std::string encoder;           // "" = the encoder recorded in the index
   int threads = 0;               // encoder threads; 0 = runtime default
 };
@@ -75,11 +83,17 @@ class Pipeline {
   const index::DocStore& docs() const;
   const PipelineOptions& options() const;
   std::string describe() const;  // stage-1/verifier/combine specs, for provenance
+  // The verdict threshold in use: reject_below, else the verifier's calibrated one.
+  std::optional<double> verdict_threshold() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// ConfigError naming both encoders when `verifier` records being trained on
+// maps of another encoder than `encoder`.
+void check_verifier_encoder(const verify::Verifier& verifier, const encode::Encoder& encoder);
 
 // Validates option values; throws ConfigError listing the valid ones.
 void validate(const PipelineOptions& options);

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "verify/alignment_verifier.hpp"
 #include "verify/ensemble.hpp"
 #include "verify/learned.hpp"
 #include "verify/simple_verifiers.hpp"
@@ -49,6 +50,8 @@ std::vector<VerifierKind> verifier_kinds() {
           {"f2", "soft alignment with positional bias; keys lambda=0.1, tau=0.1"},
           {"f3", "small CNN over the map (f3:PATH, trained weights file required)"},
           {"f4", "small ViT over map patches (f4:PATH, trained weights file required)"},
+          {"f5", "alignment reader: per-token alignment and identity features, calibrated P(same meaning) "
+                 "(f5:PATH, trained weights file required)"},
           {"ensemble", "logit mean of trained F3/F4 files (ensemble:PATH, an ensemble file; "
                        "verify/ensemble.hpp)"},
           {"default", "the committed trained default verifier (assets/verifiers/default.json says "
@@ -109,6 +112,7 @@ std::string default_verifier_path() {
 
 std::unique_ptr<Verifier> load_verifier_file(const std::string& path) {
   if (is_ensemble_file(path)) return EnsembleVerifier::load(path);
+  if (is_alignment_verifier_file(path)) return AlignmentVerifier::load(path);
   return LearnedVerifier::load(path);
 }
 
@@ -135,6 +139,11 @@ std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
   if (kind == "ensemble") {
     VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec, "': ensemble needs a file (ensemble:PATH)");
     return EnsembleVerifier::load(std::string(args));
+  }
+  if (kind == "f5") {
+    VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec,
+                 "': f5 needs a trained weights file (f5:PATH); untrained learned verifiers are never a default");
+    return AlignmentVerifier::load(std::string(args));
   }
   if (kind == "f3" || kind == "f4") {
     VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec, "': ", kind,
