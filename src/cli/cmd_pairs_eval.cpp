@@ -1,7 +1,10 @@
 // verity pairs-split / pairs-eval: labelled same-meaning pairs, split without
 // shared sentences, and a verifier's identity verdicts measured on them
 // (docs/NEARMISS.md, "Identity verdicts on real pairs").
+#include <algorithm>
 #include <filesystem>
+#include <numeric>
+#include <random>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
@@ -113,6 +116,8 @@ struct EvalArgs {
   size_t batch_size = 64;
   std::string scores_out;
   bool skip_invalid = false;
+  size_t max_pairs = 0;
+  uint64_t seed = 1;
 };
 
 nlohmann::json metrics_json(const eval::BinaryMetrics& m) {
@@ -147,6 +152,17 @@ void run_pairs_eval(EvalArgs& a) {
   nlohmann::json data_json = nlohmann::json::array();
   for (const auto& path : a.data) {
     File f{file_key(path), data::read_labelled_pairs(path, a.skip_invalid)};
+    if (a.max_pairs && f.file.pairs.size() > a.max_pairs) {  // seeded sample, kept in file order
+      std::vector<size_t> order(f.file.pairs.size());
+      std::iota(order.begin(), order.end(), size_t(0));
+      std::mt19937_64 rng(a.seed);
+      std::shuffle(order.begin(), order.end(), rng);
+      order.resize(a.max_pairs);
+      std::sort(order.begin(), order.end());
+      std::vector<data::LabelledPair> kept;
+      for (size_t i : order) kept.push_back(std::move(f.file.pairs[i]));
+      f.file.pairs = std::move(kept);
+    }
     for (const auto& g : files)
       VERITY_CHECK(g.key != f.key, ConfigError, "pairs-eval: two --data files are both named '", f.key, "' (",
                    g.file.path, ", ", path, ")");
@@ -156,42 +172,57 @@ void run_pairs_eval(EvalArgs& a) {
     files.push_back(std::move(f));
   }
   auto encoder = encode::make_encoder(a.encoder);
-  nlohmann::json scorers = nlohmann::json::object();
-  std::string lines;
-  for (const auto& spec : a.verifiers) {
-    auto verifier = spec == "cosine" ? nullptr : nearmiss::make_eval_verifier(spec);
-    const std::string name = verifier ? verifier->spec() : "cosine";
-    std::optional<double> threshold = a.reject_below;
-    if (!threshold && verifier && verifier->default_threshold()) threshold = *verifier->default_threshold();
+  struct Scorer {
+    std::unique_ptr<verify::Verifier> verifier;
+    std::string name;
+    std::optional<double> threshold;
     std::vector<float> all_scores;
-    std::vector<int> all_labels;
     nlohmann::json per_file = nlohmann::json::object();
     double auc_sum = 0;
-    for (const auto& f : files) {
-      log("pairs-eval: ", name, " on ", f.key, " (", f.file.pairs.size(), " pairs)");
-      auto scores = eval::score_labelled_pairs(f.file.pairs, *encoder, verifier.get(), a.batch_size);
-      std::vector<int> labels;
-      for (const auto& p : f.file.pairs) labels.push_back(p.label);
-      auto m = eval::binary_metrics(scores, labels, threshold);
-      auc_sum += m.auc;
-      per_file[f.key] = metrics_json(m);
-      log("  auc ", m.auc, ", ap ", m.ap, ", best_accuracy ", m.best_accuracy,
+  };
+  std::vector<Scorer> scorers_run;
+  std::vector<const verify::Verifier*> verifiers;
+  for (const auto& spec : a.verifiers) {
+    Scorer s;
+    s.verifier = spec == "cosine" ? nullptr : nearmiss::make_eval_verifier(spec);
+    s.name = s.verifier ? s.verifier->spec() : "cosine";
+    s.threshold = a.reject_below;
+    if (!s.threshold && s.verifier && s.verifier->default_threshold()) s.threshold = *s.verifier->default_threshold();
+    verifiers.push_back(s.verifier.get());
+    scorers_run.push_back(std::move(s));
+  }
+  std::vector<int> all_labels;
+  std::string lines;
+  for (const auto& f : files) {
+    log("pairs-eval: ", f.key, " (", f.file.pairs.size(), " pairs), ", verifiers.size(), " scorer(s)");
+    auto scores = eval::score_labelled_pairs(f.file.pairs, *encoder, verifiers, a.batch_size);
+    std::vector<int> labels;
+    for (const auto& p : f.file.pairs) labels.push_back(p.label);
+    all_labels.insert(all_labels.end(), labels.begin(), labels.end());
+    for (size_t v = 0; v < scorers_run.size(); ++v) {
+      auto& s = scorers_run[v];
+      auto m = eval::binary_metrics(scores[v], labels, s.threshold);
+      s.auc_sum += m.auc;
+      s.per_file[f.key] = metrics_json(m);
+      log("  ", s.name, ": auc ", m.auc, ", ap ", m.ap, ", best_accuracy ", m.best_accuracy,
           m.accuracy ? cat(", accuracy ", *m.accuracy) : std::string(), ", ece ", m.ece);
       if (!a.scores_out.empty())
-        for (size_t i = 0; i < scores.size(); ++i)
-          lines += nlohmann::json{{"scorer", name}, {"file", f.key}, {"line", f.file.pairs[i].line},
-                                  {"label", labels[i]}, {"score", scores[i]}}
+        for (size_t i = 0; i < scores[v].size(); ++i)
+          lines += nlohmann::json{{"scorer", s.name}, {"file", f.key}, {"line", f.file.pairs[i].line},
+                                  {"label", labels[i]}, {"score", scores[v][i]}}
                        .dump() + "\n";
-      all_scores.insert(all_scores.end(), scores.begin(), scores.end());
-      all_labels.insert(all_labels.end(), labels.begin(), labels.end());
+      s.all_scores.insert(s.all_scores.end(), scores[v].begin(), scores[v].end());
     }
-    auto overall = eval::binary_metrics(all_scores, all_labels, threshold);
-    scorers[name] = {{"threshold", threshold ? nlohmann::json(*threshold) : nlohmann::json()},
-                     {"calibrated", verifier && verifier->default_threshold().has_value()},
-                     {"encoder_recorded", verifier ? verifier->encoder() : ""},
-                     {"overall", metrics_json(overall)},
-                     {"macro_auc", auc_sum / double(files.size())},
-                     {"files", per_file}};
+  }
+  nlohmann::json scorers = nlohmann::json::object();
+  for (auto& s : scorers_run) {
+    auto overall = eval::binary_metrics(s.all_scores, all_labels, s.threshold);
+    scorers[s.name] = {{"threshold", s.threshold ? nlohmann::json(*s.threshold) : nlohmann::json()},
+                       {"calibrated", s.verifier && s.verifier->default_threshold().has_value()},
+                       {"encoder_recorded", s.verifier ? s.verifier->encoder() : ""},
+                       {"overall", metrics_json(overall)},
+                       {"macro_auc", s.auc_sum / double(files.size())},
+                       {"files", s.per_file}};
   }
   if (!a.scores_out.empty()) write_file_atomic(a.scores_out, lines);
   nlohmann::json out = {{"encoder", encoder->spec()}, {"data", data_json}, {"scorers", scorers},
@@ -222,6 +253,8 @@ void setup_pairs_eval(CLI::App& app) {
   cmd->add_option("--scores-out", args->scores_out, "Write one JSON line per pair and scorer (label, score)");
   cmd->add_flag("--skip-invalid", args->skip_invalid,
                 "Skip (and count) lines with a missing or empty field instead of stopping at the first");
+  cmd->add_option("--max-pairs", args->max_pairs, "Score a seeded sample of at most N pairs per file (0: all)");
+  cmd->add_option("--seed", args->seed, "Seed of the --max-pairs sample")->capture_default_str();
   add_common_flags(cmd, args->common);
   cmd->callback([args] { run_pairs_eval(*args); });
 }

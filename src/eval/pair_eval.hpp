@@ -22,9 +22,16 @@ namespace verity::eval {
 std::vector<float> score_pairs(std::span<const std::string> a, std::span<const std::string> b,
                                const encode::Encoder& encoder, const verify::Verifier* verifier,
                                size_t chunk = 64, const std::string& label = "scoring pairs");
+// Several scorers over one encoding pass: result[s][i] is scorer s on pair i.
+std::vector<std::vector<float>> score_pairs_many(std::span<const std::string> a, std::span<const std::string> b,
+                                                 const encode::Encoder& encoder,
+                                                 std::span<const verify::Verifier* const> verifiers, size_t chunk = 64,
+                                                 const std::string& label = "scoring pairs");
 
 // Scores of labelled pairs, in order.
-std::vector<float> score_labelled_pairs(std::span<const data::LabelledPair> pairs, const encode::Encoder& encoder,
-                                        const verify::Verifier* verifier, size_t chunk = 64);
+std::vector<std::vector<float>> score_labelled_pairs(std::span<const data::LabelledPair> pairs,
+                                                     const encode::Encoder& encoder,
+                                                     std::span<const verify::Verifier* const> verifiers,
+                                                     size_t chunk = 64);
 
 }  // namespace verity::eval

@@ -117,6 +117,9 @@ AlignNetImpl::AlignNetImpl(const AlignmentConfig& c) : config(c) {
   if (c.conv) conv = register_module("conv", nn::Conv1d(nn::Conv1dOptions(h, h, 3).padding(1)));
   hidden = register_module("hidden", nn::Linear(6 * h + int64_t(kPairFeatures), int64_t(c.mlp)));
   out = register_module("out", nn::Linear(int64_t(c.mlp), 1));
+  // A linear path from the pair scalars, so a pooled-cosine-like rule is
+  // easy to express and the deep part only has to learn what it misses.
+  pair_linear = register_module("pair_linear", nn::Linear(int64_t(kPairFeatures), 1));
 }
 
 torch::Tensor AlignNetImpl::read_direction(const DirectionBatch& d) {
@@ -135,8 +138,9 @@ torch::Tensor AlignNetImpl::read_direction(const DirectionBatch& d) {
 
 torch::Tensor AlignNetImpl::forward(const AlignmentBatch& batch) {
   auto a = read_direction(batch.forward), b = read_direction(batch.backward);
-  auto z = torch::cat({a + b, torch::max(a, b), batch.pair * pair_mask}, 1);
-  return out(torch::relu(hidden(z))).squeeze(1);
+  auto pair = batch.pair * pair_mask;
+  auto z = torch::cat({a + b, torch::max(a, b), pair}, 1);
+  return (out(torch::relu(hidden(z))) + pair_linear(pair)).squeeze(1);
 }
 
 }  // namespace detail

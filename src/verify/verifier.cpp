@@ -98,11 +98,11 @@ std::unique_ptr<Verifier> make_soft_align(std::string_view spec, std::string_vie
 }
 
 #ifndef VERITY_DEFAULT_VERIFIER_FILE  // set by CMakeLists.txt to the source tree's file
-#define VERITY_DEFAULT_VERIFIER_FILE "assets/verifiers/default.vens"
+#define VERITY_DEFAULT_VERIFIER_FILE "assets/verifiers/default.valn"
 #endif
 
 // "default": $VERITY_DEFAULT_VERIFIER if set, else the source tree's
-// assets/verifiers/default.vens, an ensemble file (record in assets/verifiers/default.json).
+// assets/verifiers/default.valn, the calibrated F5 (record in assets/verifiers/default.json).
 std::string default_verifier_path() {
   if (const char* env = std::getenv("VERITY_DEFAULT_VERIFIER"); env && *env) return env;
   return VERITY_DEFAULT_VERIFIER_FILE;
@@ -132,7 +132,7 @@ std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
                  "': default takes no arguments");
     const auto path = default_verifier_path();
     VERITY_CHECK(std::filesystem::exists(path), ConfigError, "verifier spec 'default': ", path,
-                 " does not exist (scripts/select_default_verifier.sh installs it; "
+                 " does not exist (scripts/train_default_verifier.sh trains it; "
                  "$VERITY_DEFAULT_VERIFIER picks another file)");
     return load_verifier_file(path);
   }

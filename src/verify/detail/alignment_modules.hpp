@@ -28,7 +28,7 @@ struct AlignNetImpl : torch::nn::Module {
   AlignmentConfig config;
   torch::Tensor token_mask, pair_mask;  // buffers: 1 for the features of the selected input groups
   torch::nn::Embedding embedding{nullptr};
-  torch::nn::Linear token_in{nullptr}, hidden{nullptr}, out{nullptr};
+  torch::nn::Linear token_in{nullptr}, hidden{nullptr}, out{nullptr}, pair_linear{nullptr};
   torch::nn::Conv1d conv{nullptr};
 };
 TORCH_MODULE(AlignNet);
