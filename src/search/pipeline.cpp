@@ -75,8 +75,9 @@ struct Pipeline::Impl {
   std::optional<index::Bm25Index> bm25;
   std::unique_ptr<index::DenseIndex> dense;
   std::unique_ptr<index::TokenStore> tokens;
-  std::unique_ptr<encode::Encoder> encoder;
-  std::unique_ptr<verify::Verifier> verifier;
+  std::shared_ptr<const encode::Encoder> encoder;
+  std::shared_ptr<const verify::Verifier> verifier;
+  std::optional<TextVerifier> text_verifier;  // Pipeline::verify
 
   bool needs_bm25() const { return opt.stage1 != "dense"; }
   bool needs_dense() const { return opt.stage1 != "bm25"; }
@@ -139,23 +140,6 @@ struct Pipeline::Impl {
         }));
   }
 
-  // Same choice of kernel for texts encoded on the fly (/verify), so a text
-  // scores the same there as when it is stored and searched.
-  std::vector<double> verify_texts(const encode::Encoded& enc, size_t count) const {
-    const auto query = enc.token_block(0);
-    std::vector<std::vector<float>> blocks(count);
-    for (size_t c = 0; c < count; ++c) blocks[c] = enc.token_block(c + 1);
-    if (verify::use_bf16_maps())
-      return score_maps(verify::similarity_maps_bf16(query, count, enc.dim, [&](size_t c) {
-        return verify::TokenRows{verify::RowCodes::f32, blocks[c].data(), nullptr, blocks[c].size() / enc.dim};
-      }));
-    return score_maps(verify::SimilarityMap::compute_streamed(
-        query, count, enc.dim, [&](size_t c, std::vector<float>& rows) {
-          rows = blocks[c];
-          return rows.size() / enc.dim;
-        }));
-  }
-
   std::vector<double> score_maps(const std::vector<verify::SimilarityMap>& maps) const {
     std::vector<double> out(maps.size(), 0.0);
     std::vector<verify::SimilarityMap> scorable;
@@ -213,6 +197,7 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
   }
   if (m.needs_stage2()) {
     m.verifier = verify::make_verifier(m.opt.verifier);
+    m.text_verifier.emplace(m.encoder, m.verifier, m.opt.reject_below, m.opt.threads);
     m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));
     check_count(m.tokens->num_documents(), "tokens");
     VERITY_CHECK(m.tokens->dim() == m.encoder->dim(), ConfigError, index_dir,
@@ -296,15 +281,8 @@ std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
 
 std::vector<Verification> Pipeline::verify(const std::string& query,
                                            std::span<const std::string> candidates) const {
-  const auto& m = *impl_;
-  VERITY_CHECK(m.verifier, ConfigError, "verification needs a verifier (got 'none')");
-  std::vector<std::string> texts{query};
-  texts.insert(texts.end(), candidates.begin(), candidates.end());
-  auto enc = m.encoder->encode(texts, m.encode_options(true));
-  auto scores = m.verify_texts(enc, candidates.size());
-  std::vector<Verification> out;
-  for (double s : scores) out.push_back({s, m.verdict(s)});
-  return out;
+  VERITY_CHECK(impl_->text_verifier, ConfigError, "verification needs a verifier (got 'none')");
+  return impl_->text_verifier->verify(query, candidates);
 }
 
 }  // namespace verity::search
