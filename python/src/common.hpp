@@ -33,6 +33,14 @@ auto without_gil(F&& f) -> decltype(f()) {
   }
 }
 
+// For short calls that never check for an interrupt (one search): the GIL
+// alone, without installing the SIGINT capture.
+template <typename F>
+auto without_gil_short(F&& f) -> decltype(f()) {
+  py::gil_scoped_release release;
+  return f();
+}
+
 // A numpy array over `data`, kept alive by `owner` (no copy).
 template <typename T, typename Owner>
 py::array_t<T> view(const T* data, std::vector<py::ssize_t> shape, std::shared_ptr<Owner> owner) {

@@ -167,7 +167,7 @@ A missing part or a bad option raises ConfigError naming it.)")
       .def(
           "search",
           [](const std::shared_ptr<search::Pipeline>& self, const std::string& query, size_t k) {
-            auto hits = without_gil([&] { return self->search(query, k); });
+            auto hits = without_gil_short([&] { return self->search(query, k); });
             std::vector<PyHit> out;
             out.reserve(hits.size());
             for (auto& h : hits) out.push_back({std::move(h), self});
