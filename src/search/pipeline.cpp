@@ -86,8 +86,9 @@ struct Pipeline::Impl {
   std::optional<index::Bm25Index> bm25;
   std::unique_ptr<index::DenseIndex> dense;
   std::unique_ptr<index::TokenStore> tokens;
-  std::unique_ptr<encode::Encoder> encoder;
-  std::unique_ptr<verify::Verifier> verifier;
+  std::shared_ptr<const encode::Encoder> encoder;
+  std::shared_ptr<const verify::Verifier> verifier;
+  std::optional<TextVerifier> text_verifier;  // Pipeline::verify
 
   bool needs_bm25() const { return opt.stage1 != "dense"; }
   bool needs_dense() const { return opt.stage1 != "bm25"; }
@@ -163,22 +164,6 @@ struct Pipeline::Impl {
     return score_maps(maps, context);
   }
 
-  // Texts encoded on the fly (/verify) go through the same kernel choice, so a
-  // text scores the same there as when it is stored and searched.
-  std::vector<double> verify_texts(const encode::Encoded& enc, size_t count) const {
-    std::vector<std::vector<float>> blocks(count + 1);
-    std::vector<std::vector<uint32_t>> ids(count + 1);
-    for (size_t t = 0; t <= count; ++t) {
-      blocks[t] = enc.token_block(t);
-      ids[t] = verify::token_identities(enc.token_strings[t]);
-    }
-    auto view = [&](size_t t) { return verify::TextTokens{blocks[t], ids[t], enc.pooled_row(t)}; };
-    std::vector<verify::TextTokens> candidates;
-    for (size_t c = 1; c <= count; ++c) candidates.push_back(view(c));
-    auto s = verify::score_texts(*verifier, view(0), candidates, enc.dim);
-    return {s.begin(), s.end()};
-  }
-
   std::vector<double> score_maps(std::vector<verify::SimilarityMap>& maps,
                                  const std::vector<verify::PairContext>& context) const {
     std::vector<double> out(maps.size(), 0.0);
@@ -198,10 +183,7 @@ struct Pipeline::Impl {
 
   // The verdict threshold: the caller's, else the verifier's calibrated one.
   std::optional<double> threshold() const {
-    if (opt.reject_below) return opt.reject_below;
-    if (verifier)
-      if (auto t = verifier->default_threshold()) return double(*t);
-    return std::nullopt;
+    return verifier ? verdict_threshold(opt.reject_below, *verifier) : opt.reject_below;
   }
 
   std::string verdict(double score) const {
@@ -249,6 +231,7 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
   if (m.needs_stage2()) {
     m.verifier = verify::make_verifier(m.opt.verifier);
     check_verifier_encoder(*m.verifier, *m.encoder);
+    m.text_verifier.emplace(m.encoder, m.verifier, m.threshold(), m.opt.threads);
     m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));
     check_count(m.tokens->num_documents(), "tokens");
     VERITY_CHECK(m.tokens->dim() == m.encoder->dim(), ConfigError, index_dir,
@@ -336,15 +319,8 @@ std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
 
 std::vector<Verification> Pipeline::verify(const std::string& query,
                                            std::span<const std::string> candidates) const {
-  const auto& m = *impl_;
-  VERITY_CHECK(m.verifier, ConfigError, "verification needs a verifier (got 'none')");
-  std::vector<std::string> texts{query};
-  texts.insert(texts.end(), candidates.begin(), candidates.end());
-  auto enc = m.encoder->encode(texts, m.encode_options(true));
-  auto scores = m.verify_texts(enc, candidates.size());
-  std::vector<Verification> out;
-  for (double s : scores) out.push_back({s, m.verdict(s)});
-  return out;
+  VERITY_CHECK(impl_->text_verifier, ConfigError, "verification needs a verifier (got 'none')");
+  return impl_->text_verifier->verify(query, candidates);
 }
 
 }  // namespace verity::search

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "search/text_verifier.hpp"
+
 namespace verity::index {
 class DocStore;
 }
@@ -61,11 +63,6 @@ struct StageTimings {
   double encode_ms = 0, stage1_ms = 0, stage2_ms = 0, total_ms = 0;
 };
 
-struct Verification {
-  double score = 0;
-  std::string verdict;
-};
-
 class Pipeline {
  public:
   // Opens the parts the options need; a missing part is a ConfigError naming it.
@@ -76,7 +73,8 @@ class Pipeline {
   // Thread-safe: many queries may run at once.
   std::vector<SearchHit> search(const std::string& query, size_t k,
                                 StageTimings* timings = nullptr) const;
-  // Stage 2 alone on caller-supplied candidate texts (encoded on the fly).
+  // Stage 2 alone on caller-supplied candidate texts (encoded on the fly, see
+  // search/text_verifier.hpp); verdicts at reject_below.
   std::vector<Verification> verify(const std::string& query,
                                    std::span<const std::string> candidates) const;
 
