@@ -183,7 +183,7 @@ struct Pipeline::Impl {
 
   // The verdict threshold: the caller's, else the verifier's calibrated one.
   std::optional<double> threshold() const {
-    return verifier ? verdict_threshold(opt.reject_below, *verifier) : opt.reject_below;
+    return verifier ? search::verdict_threshold(opt.reject_below, *verifier) : opt.reject_below;
   }
 
   std::string verdict(double score) const {

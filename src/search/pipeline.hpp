@@ -74,7 +74,7 @@ class Pipeline {
   std::vector<SearchHit> search(const std::string& query, size_t k,
                                 StageTimings* timings = nullptr) const;
   // Stage 2 alone on caller-supplied candidate texts (encoded on the fly, see
-  // search/text_verifier.hpp); verdicts at reject_below.
+  // search/text_verifier.hpp); verdicts at verdict_threshold().
   std::vector<Verification> verify(const std::string& query,
                                    std::span<const std::string> candidates) const;
 

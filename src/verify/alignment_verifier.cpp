@@ -176,10 +176,13 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
   const PairContext none;
   for (size_t begin = 0; begin < todo.size(); begin += kBatch) {
     const size_t end = std::min(todo.size(), begin + kBatch);
-    std::vector<AlignmentFeatures> feats;
-    feats.reserve(end - begin);
-    for (size_t k = begin; k < end; ++k)
-      feats.push_back(alignment_features(maps[todo[k]], context.empty() ? none : context[todo[k]], impl_->idf));
+    // Features are independent per pair: split them over torch's intra-op threads.
+    std::vector<AlignmentFeatures> feats(end - begin);
+    at::parallel_for(int64_t(begin), int64_t(end), 8, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k)
+        feats[size_t(k) - begin] =
+            alignment_features(maps[todo[size_t(k)]], context.empty() ? none : context[todo[size_t(k)]], impl_->idf);
+    });
     std::vector<const AlignmentFeatures*> ptrs;
     for (const auto& f : feats) ptrs.push_back(&f);
     auto batch = detail::make_alignment_batch(ptrs, impl_->config);
