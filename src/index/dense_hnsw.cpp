@@ -3,8 +3,12 @@
 #include <hnswlib/hnswlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -159,6 +163,90 @@ std::unique_ptr<HnswIndex> HnswIndex::load(const SectionFile& file, size_t dim, 
   auto ids = file.array<int64_t>("IDS.");
   index->ids_.assign(ids.begin(), ids.end());
   return index;
+}
+
+struct HnswGraph::Impl {
+  hnswlib::InnerProductSpace space;  // before the graph, which reads its dimension
+  std::unique_ptr<hnswlib::HierarchicalNSW<float>> hnsw;
+  size_t dim;
+  Impl(size_t d) : space(d), dim(d) {}
+  std::optional<hnswlib::tableint> internal(int64_t label) const {
+    auto it = hnsw->label_lookup_.find(hnswlib::labeltype(label));
+    if (it == hnsw->label_lookup_.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+HnswGraph::HnswGraph(size_t dim, const HnswOptions& o, size_t capacity) : impl_(std::make_unique<Impl>(dim)) {
+  VERITY_CHECK(dim > 0, ConfigError, "hnsw graph: dim must be positive");
+  impl_->hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(&impl_->space, std::max<size_t>(capacity, 16),
+                                                                   o.M, o.ef_construction, o.seed);
+  impl_->hnsw->setEf(o.ef_search);
+}
+
+HnswGraph::~HnswGraph() = default;
+
+void HnswGraph::add(std::span<const int64_t> labels, std::span<const float> vectors, size_t threads) {
+  auto& g = *impl_->hnsw;
+  const size_t dim = impl_->dim;
+  VERITY_CHECK(vectors.size() == labels.size() * dim, ConfigError, "hnsw graph: ", vectors.size(), " floats for ",
+               labels.size(), " vectors of dim ", dim);
+  size_t need = g.cur_element_count + labels.size();
+  if (need > g.max_elements_) g.resizeIndex(std::max(need, 2 * g.max_elements_));
+  threads = std::max<size_t>(1, std::min(threads, labels.size() / 64 + 1));
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_lock;
+  auto work = [&] {
+    try {
+      for (size_t r; (r = next++) < labels.size();) g.addPoint(vectors.data() + r * dim, hnswlib::labeltype(labels[r]));
+    } catch (...) {
+      std::lock_guard lock(error_lock);
+      if (!error) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+bool HnswGraph::has_label(int64_t label) const { return impl_->internal(label).has_value(); }
+
+bool HnswGraph::is_marked(int64_t label) const {
+  auto i = impl_->internal(label);
+  return i && impl_->hnsw->isMarkedDeleted(*i);
+}
+
+void HnswGraph::mark_deleted(int64_t label) { impl_->hnsw->markDelete(hnswlib::labeltype(label)); }
+
+size_t HnswGraph::marked() const { return impl_->hnsw->num_deleted_; }
+
+std::vector<float> HnswGraph::vector_of(int64_t label) const {
+  return impl_->hnsw->getDataByLabel<float>(hnswlib::labeltype(label));
+}
+
+std::vector<std::pair<int64_t, float>> HnswGraph::search(std::span<const float> query, size_t k) const {
+  VERITY_CHECK(query.size() == impl_->dim, ConfigError, "hnsw graph: query has ", query.size(), " floats, dim is ",
+               impl_->dim);
+  std::vector<std::pair<int64_t, float>> out;
+  if (k == 0 || impl_->hnsw->cur_element_count == impl_->hnsw->num_deleted_) return out;
+  auto heap = impl_->hnsw->searchKnn(query.data(), k);  // farthest on top
+  out.resize(heap.size());
+  for (size_t r = heap.size(); r-- > 0; heap.pop()) out[r] = {int64_t(heap.top().second), 1.0f - heap.top().first};
+  return out;
+}
+
+float inner_product(const float* a, const float* b, size_t dim) {
+  // One space per dimension and thread: the distance function reads its dimension from it.
+  thread_local std::unique_ptr<hnswlib::InnerProductSpace> space;
+  thread_local size_t space_dim = 0;
+  if (space_dim != dim) {
+    space = std::make_unique<hnswlib::InnerProductSpace>(dim);
+    space_dim = dim;
+  }
+  return 1.0f - space->get_dist_func()(a, b, space->get_dist_func_param());
 }
 
 }  // namespace verity::index
