@@ -64,6 +64,12 @@ class HnswGraph {
   std::vector<float> vector_of(int64_t label) const;
   // Up to k unmarked labels by cosine, best first.
   std::vector<std::pair<int64_t, float>> search(std::span<const float> query, size_t k) const;
+  std::vector<int64_t> live_labels() const;  // unmarked labels, any order
+  // hnswlib's own dump, and back; a dump whose layout does not match dim and
+  // options.M is a FormatError naming `where`.
+  std::string serialize() const;
+  static std::unique_ptr<HnswGraph> deserialize(size_t dim, const HnswOptions& options,
+                                                std::span<const std::byte> dump, const std::string& where);
 
  private:
   struct Impl;
