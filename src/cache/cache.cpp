@@ -92,6 +92,9 @@ struct Cache::Impl {
   size_t dim = 0;
   float default_threshold = 0;
   std::string threshold_source, index_source;
+  size_t graphs_reloaded = 0, graphs_rebuilt = 0;
+  // The database holds the current graphs: no commit since they were loaded.
+  bool graphs_saved_current = false;
 
   // Writers hold write_lock for the whole put/remove, then state_lock
   // exclusively to apply a committed change; lookups hold state_lock shared.
@@ -126,6 +129,36 @@ struct Cache::Impl {
       out[b].tokens = enc.token_block(b);
       out[b].ids = verify::token_identities(enc.token_strings[b]);
     }
+    return out;
+  }
+
+  // Many texts on put_threads workers, each encoding a contiguous share with
+  // encoder_threads torch threads: short texts leave torch's own intra-op
+  // parallelism mostly idle, separate calls keep every core busy.
+  std::vector<Encoded> encode_many(std::span<const std::string> texts) const {
+    size_t workers = opt.put_threads ? opt.put_threads : std::max(1u, std::thread::hardware_concurrency());
+    workers = std::min(workers, std::max<size_t>(1, texts.size() / kEncodeBatch));
+    if (workers <= 1) return encode_texts(texts);
+    std::vector<std::vector<Encoded>> parts(workers);
+    std::vector<std::exception_ptr> errors(workers);
+    std::vector<std::thread> pool;
+    const size_t share = (texts.size() + workers - 1) / workers;
+    for (size_t w = 0; w < workers; ++w)
+      pool.emplace_back([&, w] {
+        try {
+          size_t b = w * share, e = std::min(texts.size(), b + share);
+          if (b < e) parts[w] = encode_texts(texts.subspan(b, e - b));
+        } catch (...) {
+          errors[w] = std::current_exception();
+        }
+      });
+    for (auto& t : pool) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    std::vector<Encoded> out;
+    out.reserve(texts.size());
+    for (auto& part : parts)
+      for (auto& e : part) out.push_back(std::move(e));
     return out;
   }
 
@@ -177,6 +210,7 @@ struct Cache::Impl {
 
   // In-transaction housekeeping of every commit: hit recency and expiry.
   void begin_commit(Store::Writer& w, Change& change, int64_t now_ms, size_t* expired_count) {
+    graphs_saved_current = false;
     std::unordered_map<int64_t, int64_t> touches;
     {
       std::lock_guard lock(touch_lock);
@@ -442,7 +476,8 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
   m.store = std::make_unique<Store>(path, encoder_name, m.dim, so);
   m.opt.encoder = encoder_name;
 
-  // Rebuild every namespace from the stored vectors; expired rows are left
+  // Every namespace from the stored vectors: a saved graph is reloaded when
+  // it matches the database, else the index is rebuilt. Expired rows are left
   // for the purge below.
   const int64_t now_ms = unix_ms();
   struct Row {
@@ -475,10 +510,26 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
       n.entries.at(r.id).lru = n.lru.begin();
     }
     auto& [ids, vecs] = vectors.at(ns);
-    n.ann.add_batch(ids, vecs, std::thread::hardware_concurrency());
+    bool reloaded = false;
+    if (ids.size() > m.opt.ann.exact_limit) {
+      // A graph saved on the last clean close, if no commit came after it;
+      // used only when its ids and vectors are exactly the database's.
+      try {
+        if (auto dump = m.store->load_graph(ns)) {
+          reloaded = n.ann.load_graph(std::as_bytes(std::span<const char>(dump->data(), dump->size())), ids, vecs,
+                                      cat(path, ": saved graph of namespace '", ns, "'"));
+          if (!reloaded) log("cache: the saved graph of namespace '", ns, "' differs from the database; rebuilding");
+        }
+      } catch (const FormatError& e) {
+        log("cache: ", e.what(), "; rebuilding");
+      }
+      (reloaded ? m.graphs_reloaded : m.graphs_rebuilt)++;
+    }
+    if (!reloaded) n.ann.add_batch(ids, vecs, std::thread::hardware_concurrency());
     vecs = {};
   }
-  m.index_source = m.ns_of.empty() ? "new" : "rebuilt";
+  m.index_source = m.ns_of.empty() ? "new" : m.graphs_rebuilt || !m.graphs_reloaded ? "rebuilt" : "reloaded";
+  m.graphs_saved_current = m.graphs_rebuilt == 0;
   if (expired_rows) {
     Impl::Change change;
     m.store->write([&](Store::Writer& w) { m.begin_commit(w, change, now_ms, nullptr); });
@@ -486,8 +537,8 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
 }
 
 Cache::~Cache() {
-  // Hit recency not yet written goes out with a last commit; a failure here
-  // only loses LRU order, never entries.
+  // Hit recency not yet written and the namespaces' graphs go out with a last
+  // commit; a failure here only costs LRU order and a rebuild on the next open.
   auto& m = *impl_;
   try {
     std::lock_guard lock(m.write_lock);
@@ -496,12 +547,20 @@ Cache::~Cache() {
       std::lock_guard t(m.touch_lock);
       pending = !m.pending_touches.empty();
     }
-    if (pending) {
+    std::vector<std::pair<std::string, std::string>> graphs;
+    if (!m.graphs_saved_current || pending)
+      for (const auto& [name, n] : m.namespaces)
+        if (n.ann.uses_graph()) graphs.emplace_back(name, n.ann.serialize_graph());
+    if (pending || !graphs.empty()) {
       Impl::Change change;
-      m.store->write([&](Store::Writer& w) { m.begin_commit(w, change, unix_ms(), nullptr); });
+      m.store->write([&](Store::Writer& w) {
+        m.begin_commit(w, change, unix_ms(), nullptr);
+        w.drop_graphs();
+        for (const auto& [name, dump] : graphs) w.save_graph(name, dump);
+      });
     }
   } catch (const std::exception& e) {
-    log("cache: could not save hit recency on close: ", e.what());
+    log("cache: could not save hit recency and graphs on close (the next open rebuilds): ", e.what());
   }
 }
 
@@ -523,7 +582,7 @@ std::vector<PutResult> Cache::put_batch(std::span<const PutRequest> requests, si
     auto group = requests.subspan(b, std::min(commit_every, requests.size() - b));
     std::vector<std::string> prompts;
     for (const auto& r : group) prompts.push_back(r.prompt);
-    auto encoded = m.encode_texts(prompts);  // outside the write lock: lookups and encoding overlap
+    auto encoded = m.encode_many(prompts);  // outside the write lock: lookups and encoding overlap
     std::lock_guard lock(m.write_lock);
     auto results = m.put_group(group, encoded);
     out.insert(out.end(), results.begin(), results.end());

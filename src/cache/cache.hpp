@@ -56,7 +56,9 @@ struct CacheOptions {
   std::string durability = "full";   // full | normal (see StoreOptions)
   std::string check = "quick";       // SQLite check on open: none | quick | full
   bool create = true;                // create the database file when missing
-  int encoder_threads = 0;           // torch threads per encode call; 0 = runtime default
+  int encoder_threads = 1;           // torch threads per encode call (0 = runtime default);
+                                     // lookups run in parallel already
+  size_t put_threads = 0;            // concurrent encode calls of a put_batch; 0 = all cores
   AnnOptions ann;
 };
 // Throws ConfigError naming the field.

@@ -166,4 +166,27 @@ std::vector<int64_t> NamespaceIndex::ids() const {
   return impl_->row_ids;
 }
 
+std::string NamespaceIndex::serialize_graph() const { return impl_->graph ? impl_->graph->serialize() : ""; }
+
+bool NamespaceIndex::load_graph(std::span<const std::byte> dump, std::span<const int64_t> ids,
+                                std::span<const float> vectors, const std::string& where) {
+  auto& m = *impl_;
+  VERITY_CHECK(size() == 0, ConfigError, "cache index: load_graph needs an empty index");
+  VERITY_CHECK(vectors.size() == ids.size() * m.dim, ConfigError, "cache index: ", vectors.size(), " floats for ",
+               ids.size(), " ids");
+  auto graph = index::HnswGraph::deserialize(m.dim, m.graph_options(), dump, where);
+  auto live = graph->live_labels();
+  std::vector<int64_t> expected(ids.begin(), ids.end());
+  std::sort(live.begin(), live.end());
+  std::sort(expected.begin(), expected.end());
+  if (live != expected) return false;
+  for (size_t r = 0; r < ids.size(); ++r) {
+    auto v = graph->vector_of(ids[r]);
+    if (!std::equal(v.begin(), v.end(), vectors.begin() + r * m.dim)) return false;
+  }
+  m.graph = std::move(graph);
+  m.live = std::unordered_set<int64_t>(live.begin(), live.end());
+  return true;
+}
+
 }  // namespace verity::cache

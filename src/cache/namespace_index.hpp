@@ -52,6 +52,14 @@ class NamespaceIndex {
   size_t size() const;             // live vectors
   bool uses_graph() const;         // HNSW (true) or exact scan
   std::vector<int64_t> ids() const;  // live ids, any order
+  // The graph as bytes, for a fast reopen; "" in exact mode (rebuilt cheaply).
+  std::string serialize_graph() const;
+  // Replaces this (empty) index by a serialized graph whose live ids and
+  // vectors must be exactly the database's (`ids`, `vectors` n × dim); false,
+  // leaving the index empty, when anything differs. A damaged dump is a
+  // FormatError naming `where`.
+  bool load_graph(std::span<const std::byte> dump, std::span<const int64_t> ids, std::span<const float> vectors,
+                  const std::string& where);
 
  private:
   struct Impl;

@@ -333,11 +333,16 @@ std::optional<std::string> Store::load_graph(std::string_view ns) {
   auto& s = r->graph;
   s.bind(1, ns);
   std::optional<std::string> out;
+  struct ResetOnExit {
+    sql::Statement& s;
+    ~ResetOnExit() { s.reset(); }
+  } reset{s};
   if (s.step() && uint64_t(s.int64(0)) == current) {
     auto blob = s.blob(2);
-    if (crc_of(blob) == uint32_t(s.int64(1))) out = std::string(reinterpret_cast<const char*>(blob.data()), blob.size());
+    VERITY_CHECK(crc_of(blob) == uint32_t(s.int64(1)), FormatError, impl_->path, ": saved graph of namespace '", ns,
+                 "': checksum mismatch");
+    out = std::string(reinterpret_cast<const char*>(blob.data()), blob.size());
   }
-  s.reset();
   return out;
 }
 

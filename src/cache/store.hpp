@@ -95,7 +95,8 @@ class Store {
   std::optional<std::pair<EntryRecord, EntryVectors>> fetch(int64_t id);
   // Calls fn for every row (pooled blob checked), in id order.
   void scan(const std::function<void(const IndexRow&)>& fn);
-  // The stored ANN graph of ns when its generation matches (see save_graph).
+  // The stored ANN graph of ns when no commit came after it was saved
+  // (see write()); a checksum mismatch is a FormatError.
   std::optional<std::string> load_graph(std::string_view ns);
   uint64_t generation();
 

@@ -4,6 +4,7 @@
 #include "cache/cache.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <atomic>
 #include <chrono>
@@ -169,7 +170,7 @@ TEST_F(CacheTest, CapsEvictTheLeastRecentlyUsed) {
   EXPECT_THROW(tiny.put("any prompt", "r"), ConfigError);
 }
 
-TEST_F(CacheTest, ReopenRebuildsTheSameIndex) {
+TEST_F(CacheTest, ReopenReloadsOrRebuildsTheSameIndex) {
   std::vector<std::string> prompts;
   for (int i = 0; i < 30; ++i) prompts.push_back("Question number " + std::to_string(i) + " about topic " + std::to_string(i % 7));
   auto o = options();
@@ -185,13 +186,31 @@ TEST_F(CacheTest, ReopenRebuildsTheSameIndex) {
     EXPECT_EQ(c.stats().namespaces.at(0).graph, true);
     for (int i = 0; i < 10; ++i) before.push_back(c.probe("question about topic " + std::to_string(i), kDefaultNamespace, cosine).choices[0]);
   }
-  Cache c(db(), o);
-  EXPECT_EQ(c.stats().entries, prompts.size());
-  EXPECT_EQ(c.stats().index_source, "rebuilt");
-  for (int i = 0; i < 10; ++i) {
-    auto now = c.probe("question about topic " + std::to_string(i), kDefaultNamespace, cosine).choices[0];
-    EXPECT_EQ(now.id, before[i].id);
-    EXPECT_FLOAT_EQ(now.score, before[i].score);
+  auto same_choices = [&](Cache& c) {
+    for (int i = 0; i < 10; ++i) {
+      auto now = c.probe("question about topic " + std::to_string(i), kDefaultNamespace, cosine).choices[0];
+      EXPECT_EQ(now.id, before[i].id);
+      EXPECT_FLOAT_EQ(now.score, before[i].score);
+    }
+  };
+  {
+    // Closed cleanly: the saved graph matches the database and is reloaded.
+    Cache c(db(), o);
+    EXPECT_EQ(c.stats().entries, prompts.size());
+    EXPECT_EQ(c.stats().index_source, "reloaded");
+    same_choices(c);
+  }
+  // A graph older than the last commit (as after a crash) or damaged is rebuilt.
+  for (const char* damage : {"UPDATE ann_graphs SET generation = generation - 1",
+                             "UPDATE ann_graphs SET graph = zeroblob(length(graph))"}) {
+    SCOPED_TRACE(damage);
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h, damage, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(h);
+    Cache c(db(), o);
+    EXPECT_EQ(c.stats().index_source, "rebuilt");
+    same_choices(c);
   }
 }
 
