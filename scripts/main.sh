@@ -72,3 +72,33 @@ print(f"| {q} | {p} | {neg} | {sp['f1']:.3f} / {sn['f1']:.3f} | {sp['default']:.
 PY
 done
 rm -f "$out/eval.json" "$out/explain-positive.json" "$out/explain-negative.json"
+
+echo
+echo "== Verified semantic cache: one cached prompt, three new prompts (docs/CACHE.md) =="
+echo "(a pooled-cosine cache serves every prompt at or above its threshold, 0.8 in GPTCache;"
+echo " verity serves only when the verifier's probability on the token map reaches the threshold)"
+db="$out/cache-demo.sqlite"
+rm -f "$db" "$db-wal" "$db-shm"
+"$verity" cache put --db "$db" --prompt "Does the new drug reduce the risk of heart attacks?" \
+  --response "Yes: in the trial it cut the risk by about a fifth." --quiet > /dev/null
+"$verity" cache put --db "$db" --prompt "The dog bit the man." --response "A dog attacked a man." --quiet > /dev/null
+lookups=(
+  "paraphrase|Does the new medication reduce the risk of heart attacks?"
+  "negation|Does the new drug not reduce the risk of heart attacks?"
+  "role swap|The man bit the dog."
+)
+echo "| new prompt | kind | cosine | cosine rule (>= 0.8) | verifier probability | threshold | verity |"
+echo "|---|---|---|---|---|---|---|"
+for row in "${lookups[@]}"; do
+  "$verity" cache lookup --db "$db" --prompt "${row#*|}" --json --quiet > "$out/lookup.json"
+  python3 - "$out/lookup.json" "${row%%|*}" "${row#*|}" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+cos = j["similarity"] or 0.0
+p = j["probability"]
+verdict = "hit: serves \"" + j["response"] + "\"" if j["hit"] else f"refused ({j['reason']})"
+print(f"| {sys.argv[3]} | {sys.argv[2]} | {cos:.3f} | {'serves' if cos >= 0.8 else 'refuses'} | "
+      f"{p if p is None else format(p, '.3g')} | {j['threshold']:.3g} ({j['threshold_source']}) | {verdict} |")
+PY
+done
+rm -f "$out/lookup.json"

@@ -32,7 +32,10 @@ void add_cache_flags(CLI::App* cmd, cache::CacheOptions& o, const std::string& p
   cmd->add_option(p + "check", o.check, "SQLite check when opening: none, quick or full")
       ->check(CLI::IsMember({"none", "quick", "full"}))
       ->capture_default_str();
-  cmd->add_option(p + "encoder-threads", o.encoder_threads, "Torch threads per encode (0 = runtime default)")
+  cmd->add_option(p + "encoder-threads", o.encoder_threads,
+                  "Torch threads per encode call (0 = runtime default); requests already run in parallel")
+      ->capture_default_str();
+  cmd->add_option(p + "put-threads", o.put_threads, "Concurrent encode calls of a bulk put (0 = all cores)")
       ->capture_default_str();
 }
 

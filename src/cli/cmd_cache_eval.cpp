@@ -159,6 +159,8 @@ void run_cache_eval(CacheEvalArgs& a) {
                 {"cosine_floor", c.cosine_floor},
                 {"fallback_threshold", c.fallback_threshold},
                 {"durability", c.durability},
+                {"encoder_threads", c.encoder_threads},
+                {"put_threads", c.put_threads},
                 {"ann", {{"exact_limit", c.ann.exact_limit}, {"M", c.ann.M}, {"ef_construction", c.ann.ef_construction},
                          {"ef_search", c.ann.ef_search}}}}},
               {"cosine_threshold", a.options.cosine_threshold},

@@ -108,18 +108,15 @@ struct Scorer {
   const verify::Verifier* verifier = nullptr;  // nullptr = cosine
 };
 
-std::vector<Scorer> make_scorers(const std::vector<std::string>& names, const cache::Cache& cache) {
+// Built before the cache, so a bad spec fails before the encoder loads.
+std::vector<Scorer> make_scorers(const std::vector<std::string>& names) {
   std::vector<Scorer> out;
   for (const auto& name : names) {
     Scorer s;
     s.name = name;
     if (name != "cosine") {
-      if (name == cache.options().verifier) {
-        s.verifier = &cache.verifier();
-      } else {
-        s.owned = verify::make_verifier(name);
-        s.verifier = s.owned.get();
-      }
+      s.owned = verify::make_verifier(name);
+      s.verifier = s.owned.get();
     }
     out.push_back(std::move(s));
   }
@@ -169,9 +166,9 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
                "' (valid: pairs, stream)");
   VERITY_CHECK(!o.scorers.empty(), ConfigError, "cache-eval: no scorers");
   VERITY_CHECK(!pairs.empty(), ConfigError, path, ": no pairs");
+  auto scorers = make_scorers(o.scorers);
   ScratchDb db(o.work_dir);
   cache::Cache cache(db.path(), o.cache);
-  auto scorers = make_scorers(o.scorers, cache);
   std::vector<const verify::Verifier*> scorer_ptrs;
   for (const auto& s : scorers) scorer_ptrs.push_back(s.verifier);
 
