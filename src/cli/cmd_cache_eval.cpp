@@ -89,6 +89,7 @@ json file_json(const eval::FileReport& f) {
            {{"puts", f.puts},
             {"put_seconds", f.put_seconds},
             {"puts_per_s", f.puts_per_s},
+            {"timed_lookups", f.timed_lookups},
             {"lookup_ms",
              {{"p50", f.lookup_ms.p50}, {"p90", f.lookup_ms.p90}, {"p99", f.lookup_ms.p99},
               {"mean", f.lookup_ms.mean}, {"max", f.lookup_ms.max}}},
@@ -192,6 +193,9 @@ void setup_cache_eval(CLI::App& app) {
                   "Threshold at which the cosine rule's 'default' figures are reported")
       ->capture_default_str();
   cmd->add_option("--put-batch", o.put_batch, "Puts per commit")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--timed-lookups", o.timed_lookups,
+                  "Time lookup() on the first N lookups only (0 = all); every lookup is still judged")
+      ->capture_default_str();
   cmd->add_option("--plot", args->plot, "Write the precision–hit-ratio curves as an SVG");
   add_cache_flags(cmd, o.cache, "");
   add_common_flags(cmd, args->common);

@@ -33,6 +33,7 @@ struct CacheEvalOptions {
   std::string work_dir;          // the temporary database goes here
   float cosine_threshold = 0.8f;  // "default" point of the cosine rule (GPTCache's default)
   size_t put_batch = 256;        // puts per commit
+  size_t timed_lookups = 0;      // lookup() timed on the first N b's only (0 = all); all are probed
   std::vector<double> precision_targets = {0.90, 0.95};
 };
 
@@ -78,6 +79,7 @@ struct FileReport {
   size_t puts = 0;
   double put_seconds = 0, puts_per_s = 0;
   Percentiles lookup_ms;
+  size_t timed_lookups = 0;
   std::map<std::string, double> lookup_stage_mean_ms;
 };
 
