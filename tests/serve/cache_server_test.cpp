@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <thread>
 
 #include "../cache/cache_fixture.hpp"
@@ -220,4 +221,31 @@ TEST_F(CacheServeTest, ADamagedDatabaseStopsStartupWithAClearError) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find(db()), std::string::npos) << text;
   EXPECT_NE(text.find("damaged"), std::string::npos) << text;
+}
+
+TEST_F(CacheServeTest, MutatedBodiesAlwaysGetAJsonAnswer) {
+  cache::Cache c(db(), options());
+  serve::CacheLimits limits{200};
+  const std::vector<std::string> seeds = {
+      R"({"prompt": "What is 2+2?", "response": "4", "namespace": "n", "metadata": {"a": [1, 2]}, "ttl_s": 5})",
+      R"({"prompt": "What is 2+2?", "namespace": "n", "min_probability": 0.5})", R"({"namespace": "n"})"};
+  std::mt19937 rng(42);
+  for (int i = 0; i < 300; ++i) {
+    std::string body = seeds[size_t(i) % seeds.size()];
+    for (int edits = 1 + int(rng() % 4); edits-- > 0;) {
+      size_t at = rng() % (body.size() + 1);
+      switch (rng() % 3) {
+        case 0: body.insert(at, 1, char(rng() % 256)); break;
+        case 1: if (at < body.size()) body.erase(at, 1); break;
+        default: if (at < body.size()) body[at] = "{}[]\",:0-e.\\ntu"[rng() % 15];
+      }
+    }
+    for (auto r : {serve::cache_put(c, limits, body), serve::cache_lookup(c, limits, body),
+                   serve::cache_clear(c, body), serve::cache_remove(c, body)}) {
+      SCOPED_TRACE(body);
+      ASSERT_TRUE(r.status == 200 || (r.status >= 400 && r.status < 500)) << r.status << " " << r.body;
+      auto j = json::parse(r.body);  // always valid JSON
+      EXPECT_EQ(j.contains("error"), r.status != 200);
+    }
+  }
 }
