@@ -89,6 +89,11 @@ json file_json(const eval::FileReport& f) {
            {{"puts", f.puts},
             {"put_seconds", f.put_seconds},
             {"puts_per_s", f.puts_per_s},
+            {"put_cpu_seconds", f.put_cpu_seconds},
+            {"puts_per_cpu_s", f.put_cpu_seconds > 0 ? double(f.puts) / f.put_cpu_seconds : 0.0},
+            {"lookup_cpu_ms",
+             {{"p50", f.lookup_cpu_ms.p50}, {"p90", f.lookup_cpu_ms.p90}, {"p99", f.lookup_cpu_ms.p99},
+              {"mean", f.lookup_cpu_ms.mean}, {"max", f.lookup_cpu_ms.max}}},
             {"timed_lookups", f.timed_lookups},
             {"lookup_ms",
              {{"p50", f.lookup_ms.p50}, {"p90", f.lookup_ms.p90}, {"p99", f.lookup_ms.p99},
@@ -103,9 +108,17 @@ std::string cpu_model() {
   return "unknown";
 }
 
+std::vector<double> loadavg() {
+  std::ifstream in("/proc/loadavg");
+  std::vector<double> v(3, -1.0);
+  in >> v[0] >> v[1] >> v[2];
+  return v;
+}
+
 void run_cache_eval(CacheEvalArgs& a) {
   apply_common_flags(a.common);
   install_interrupt_handler();
+  const auto load_at_start = loadavg();
   VERITY_CHECK(!a.pairs.empty() || !a.triples.empty(), ConfigError, "cache-eval: give --pairs or --triples");
   struct Input {
     std::string path;
@@ -167,7 +180,7 @@ void run_cache_eval(CacheEvalArgs& a) {
               {"cosine_threshold", a.options.cosine_threshold},
               {"limit", a.limit},
               {"peak_rss_mb", peak_rss_mb},
-              {"hardware", {{"cpu", cpu_model()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)}}},
+              {"hardware", {{"cpu", cpu_model()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)}, {"loadavg_start", load_at_start}, {"loadavg_end", loadavg()}}},
               {"argv", invocation()}};
   if (a.common.json) print_json(out);
 }

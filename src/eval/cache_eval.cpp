@@ -1,5 +1,6 @@
 #include "eval/cache_eval.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,14 @@ constexpr float kExactScore = std::numeric_limits<float>::infinity();
 constexpr size_t kLookupChunk = 256;  // pairs protocol: pairs per put commit and clear
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// CPU seconds of the process / the calling thread: on a shared machine they
+// say what a put or a lookup costs whatever the load (wall time includes waiting).
+double cpu_seconds(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 // One lookup as a scorer saw it.
 struct Outcome {
@@ -182,7 +191,8 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
   std::vector<double> lookup_ms;
   lookup_ms.reserve(pairs.size());
   std::map<std::string, double> stage_sums;
-  double put_seconds = 0;
+  double put_seconds = 0, put_cpu_seconds = 0;
+  std::vector<double> lookup_cpu_ms;
   size_t puts = 0;
 
   // Looks up b of pair i (timed, the cache's own decision), then probes it
@@ -192,7 +202,9 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
     if (!o.timed_lookups || lookup_ms.size() < o.timed_lookups) {
       cache::LookupOptions lo;
       lo.ns = ns;
+      const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
       auto r = cache.lookup(p.b, lo);
+      lookup_cpu_ms.push_back((cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0) * 1e3);
       lookup_ms.push_back(r.timings.total_ms);
       stage_sums["exact"] += r.timings.exact_ms;
       stage_sums["encode"] += r.timings.encode_ms;
@@ -218,6 +230,7 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
     requests.reserve(pairs.size());
     for (const auto& p : pairs) requests.push_back({p.a, p.id, {ns, "{}", std::nullopt}});
     auto t = Clock::now();
+    const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     std::vector<int64_t> ids;
     for (size_t b = 0; b < requests.size(); b += o.put_batch) {
       auto group = std::span<const cache::PutRequest>(requests).subspan(b, std::min(o.put_batch, requests.size() - b));
@@ -225,6 +238,7 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
       check_interrupt();
     }
     put_seconds = seconds_since(t);
+    put_cpu_seconds = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
     puts = requests.size();
     report.distinct_puts = cache.stats().entries;
     log("cache-eval: ", puts, " puts (", report.distinct_puts, " distinct prompts) in ", put_seconds, " s");
@@ -243,8 +257,10 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
         requests.push_back({pairs[i].a, pairs[i].id, {namespaces.back(), "{}", std::nullopt}});
       }
       auto t = Clock::now();
+      const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
       auto results = cache.put_batch(requests, o.put_batch);
       put_seconds += seconds_since(t);
+      put_cpu_seconds += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
       puts += requests.size();
       report.distinct_puts += requests.size();
       for (size_t i = b; i < e; ++i) {
@@ -260,7 +276,9 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
   report.puts = puts;
   report.put_seconds = put_seconds;
   report.puts_per_s = put_seconds > 0 ? double(puts) / put_seconds : 0.0;
+  report.put_cpu_seconds = put_cpu_seconds;
   report.lookup_ms = percentiles(lookup_ms);
+  report.lookup_cpu_ms = percentiles(lookup_cpu_ms);
   for (const auto& [stage, sum] : stage_sums) report.lookup_stage_mean_ms[stage] = sum / double(lookup_ms.size());
   report.timed_lookups = lookup_ms.size();
 

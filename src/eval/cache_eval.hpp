@@ -78,7 +78,9 @@ struct FileReport {
   // lookup() of the cache's verifier, one at a time.
   size_t puts = 0;
   double put_seconds = 0, puts_per_s = 0;
+  double put_cpu_seconds = 0;  // process CPU time of the puts (all threads)
   Percentiles lookup_ms;
+  Percentiles lookup_cpu_ms;   // CPU time of the calling thread per lookup
   size_t timed_lookups = 0;
   std::map<std::string, double> lookup_stage_mean_ms;
 };
