@@ -209,6 +209,9 @@ void setup_cache_eval(CLI::App& app) {
   cmd->add_option("--timed-lookups", o.timed_lookups,
                   "Time lookup() on the first N lookups only (0 = all); every lookup is still judged")
       ->capture_default_str();
+  cmd->add_option("--threads", o.threads, "Workers judging the lookups that are not timed")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option("--plot", args->plot, "Write the precision–hit-ratio curves as an SVG");
   add_cache_flags(cmd, o.cache, "");
   add_common_flags(cmd, args->common);

@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <unordered_map>
 
@@ -178,8 +181,6 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
   auto scorers = make_scorers(o.scorers);
   ScratchDb db(o.work_dir);
   cache::Cache cache(db.path(), o.cache);
-  std::vector<const verify::Verifier*> scorer_ptrs;
-  for (const auto& s : scorers) scorer_ptrs.push_back(s.verifier);
 
   FileReport report;
   report.path = path;
@@ -195,32 +196,90 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
   std::vector<double> lookup_cpu_ms;
   size_t puts = 0;
 
-  // Looks up b of pair i (timed, the cache's own decision), then probes it
-  // for every scorer's choice; `a_id` is the entry a was stored as.
-  auto judge = [&](size_t i, const std::string& ns, int64_t a_id) {
-    const auto& p = pairs[i];
-    if (!o.timed_lookups || lookup_ms.size() < o.timed_lookups) {
-      cache::LookupOptions lo;
-      lo.ns = ns;
-      const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-      auto r = cache.lookup(p.b, lo);
-      lookup_cpu_ms.push_back((cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0) * 1e3);
-      lookup_ms.push_back(r.timings.total_ms);
-      stage_sums["exact"] += r.timings.exact_ms;
-      stage_sums["encode"] += r.timings.encode_ms;
-      stage_sums["ann"] += r.timings.ann_ms;
-      stage_sums["fetch"] += r.timings.fetch_ms;
-      stage_sums["verify"] += r.timings.verify_ms;
+  // The scorer that is the cache's own verifier takes its choice from the
+  // timed lookup() (the same choice probe() makes; tested), so it is not scored twice.
+  size_t own = scorers.size();
+  for (size_t s = 0; s < scorers.size(); ++s)
+    if (scorers[s].name == o.cache.verifier) own = s;
+  std::atomic<size_t> exact_hits{0};
+
+  auto record = [&](size_t i, size_t s, std::optional<int64_t> exact, int64_t id, float score, int64_t a_id) {
+    auto& out = outcomes[s][i];
+    if (exact) id = *exact, score = kExactScore;
+    if (id < 0) return;
+    out.score = score;
+    out.correct = pairs[i].same && id == a_id;
+  };
+  auto probe_into = [&](size_t i, const std::string& ns, int64_t a_id, const std::vector<size_t>& which) {
+    std::vector<const verify::Verifier*> ptrs;
+    for (size_t s : which) ptrs.push_back(scorers[s].verifier);
+    auto probe = cache.probe(pairs[i].b, ns, ptrs);
+    for (size_t k = 0; k < which.size(); ++k)
+      record(i, which[k], probe.exact_id, probe.choices[k].id, probe.choices[k].score, a_id);
+    return probe.exact_id.has_value();
+  };
+  std::vector<size_t> all_scorers, other_scorers;
+  for (size_t s = 0; s < scorers.size(); ++s) {
+    all_scorers.push_back(s);
+    if (s != own) other_scorers.push_back(s);
+  }
+  // Timed: lookup() alone on this thread, then the other scorers' choices.
+  auto judge_timed = [&](size_t i, const std::string& ns, int64_t a_id) {
+    cache::LookupOptions lo;
+    lo.ns = ns;
+    const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+    auto r = cache.lookup(pairs[i].b, lo);
+    lookup_cpu_ms.push_back((cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0) * 1e3);
+    lookup_ms.push_back(r.timings.total_ms);
+    stage_sums["exact"] += r.timings.exact_ms;
+    stage_sums["encode"] += r.timings.encode_ms;
+    stage_sums["ann"] += r.timings.ann_ms;
+    stage_sums["fetch"] += r.timings.fetch_ms;
+    stage_sums["verify"] += r.timings.verify_ms;
+    const bool exact = r.reason == "exact";
+    if (exact) {
+      ++exact_hits;
+      for (size_t s : all_scorers) record(i, s, r.best->entry.id, -1, 0, a_id);
+      return;
     }
-    auto probe = cache.probe(p.b, ns, scorer_ptrs);
-    if (probe.exact_id) ++report.exact_hits;
-    for (size_t s = 0; s < scorers.size(); ++s) {
-      auto& out = outcomes[s][i];
-      int64_t id = probe.exact_id ? *probe.exact_id : probe.choices[s].id;
-      if (id < 0) continue;
-      out.score = probe.exact_id ? kExactScore : probe.choices[s].score;
-      out.correct = p.same && id == a_id;
+    if (own < scorers.size() && r.best && r.best->probability)
+      record(i, own, std::nullopt, r.best->entry.id, *r.best->probability, a_id);
+    if (!other_scorers.empty()) probe_into(i, ns, a_id, other_scorers);
+  };
+  auto judge_untimed = [&](size_t i, const std::string& ns, int64_t a_id) {
+    if (probe_into(i, ns, a_id, all_scorers)) ++exact_hits;
+  };
+  // Pairs [b, e): the first ones timed one at a time until timed_lookups are
+  // done, the rest probed on `threads` workers.
+  auto judge_range = [&](size_t b, size_t e, const std::function<std::string(size_t)>& ns_of,
+                         const std::function<int64_t(size_t)>& a_id_of, Progress& progress) {
+    size_t i = b;
+    for (; i < e && (!o.timed_lookups || lookup_ms.size() < o.timed_lookups); ++i) {
+      judge_timed(i, ns_of(i), a_id_of(i));
+      progress.add();
+      if (i % 64 == 0) check_interrupt();
     }
+    std::atomic<size_t> next{i};
+    std::exception_ptr error;
+    std::mutex error_lock;
+    auto work = [&] {
+      try {
+        for (size_t k; (k = next++) < e;) {
+          judge_untimed(k, ns_of(k), a_id_of(k));
+          progress.add();
+          if (interrupt_requested()) break;
+        }
+      } catch (...) {
+        std::lock_guard lock(error_lock);
+        if (!error) error = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < std::max<size_t>(1, o.threads); ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+    check_interrupt();
   };
 
   Progress progress(cat("cache-eval ", o.protocol), pairs.size());
@@ -242,11 +301,7 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
     puts = requests.size();
     report.distinct_puts = cache.stats().entries;
     log("cache-eval: ", puts, " puts (", report.distinct_puts, " distinct prompts) in ", put_seconds, " s");
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      judge(i, ns, ids[i]);
-      progress.add();
-      if (i % 64 == 0) check_interrupt();
-    }
+    judge_range(0, pairs.size(), [&](size_t) { return ns; }, [&](size_t i) { return ids[i]; }, progress);
   } else {
     for (size_t b = 0; b < pairs.size(); b += kLookupChunk) {
       const size_t e = std::min(pairs.size(), b + kLookupChunk);
@@ -263,15 +318,14 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
       put_cpu_seconds += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
       puts += requests.size();
       report.distinct_puts += requests.size();
-      for (size_t i = b; i < e; ++i) {
-        judge(i, namespaces[i - b], results[i - b].id);
-        progress.add();
-      }
+      judge_range(b, e, [&](size_t i) { return namespaces[i - b]; }, [&](size_t i) { return results[i - b].id; },
+                  progress);
       cache.clear(namespaces);
       check_interrupt();
     }
   }
   progress.finish();
+  report.exact_hits = exact_hits;
 
   report.puts = puts;
   report.put_seconds = put_seconds;

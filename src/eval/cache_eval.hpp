@@ -33,7 +33,8 @@ struct CacheEvalOptions {
   std::string work_dir;          // the temporary database goes here
   float cosine_threshold = 0.8f;  // "default" point of the cosine rule (GPTCache's default)
   size_t put_batch = 256;        // puts per commit
-  size_t timed_lookups = 0;      // lookup() timed on the first N b's only (0 = all); all are probed
+  size_t timed_lookups = 0;      // lookup() timed on the first N b's only (0 = all); all are judged
+  size_t threads = 1;            // workers judging the lookups that are not timed
   std::vector<double> precision_targets = {0.90, 0.95};
 };
 

@@ -53,3 +53,29 @@ TEST_F(CacheEvalRun, BothProtocolsJudgeEveryScorerOnTheSameLookups) {
     if (std::string(protocol) == "pairs") EXPECT_EQ(r.scorers[0].curve.back().hits, 8u);
   }
 }
+
+TEST_F(CacheEvalRun, TimedAndParallelJudgingGiveTheSameCurves) {
+  auto file = data::read_pairs(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/cache/pairs.jsonl");
+  eval::CacheEvalOptions o;
+  o.cache = options();  // its verifier is f1: that scorer's choices come from lookup() when timed
+  o.scorers = {"cosine", "f1", "f0"};
+  o.work_dir = dir_.string();
+  o.protocol = "stream";
+  auto all_timed = eval::evaluate_cache("pairs.jsonl", file.pairs, o);
+  o.timed_lookups = 3;
+  o.threads = 3;
+  auto mixed = eval::evaluate_cache("pairs.jsonl", file.pairs, o);
+  EXPECT_EQ(all_timed.lookup_ms.p50 > 0, true);
+  EXPECT_EQ(mixed.exact_hits, all_timed.exact_hits);
+  for (size_t s = 0; s < 3; ++s) {
+    SCOPED_TRACE(all_timed.scorers[s].name);
+    const auto& a = all_timed.scorers[s].curve;
+    const auto& b = mixed.scorers[s].curve;
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].hits, b[i].hits);
+      EXPECT_EQ(a[i].correct, b[i].correct);
+      if (std::isfinite(a[i].threshold)) EXPECT_FLOAT_EQ(float(a[i].threshold), float(b[i].threshold));
+    }
+  }
+}
