@@ -25,7 +25,7 @@ rows=(
   "dense (use-lite)|--retriever dense"
   "hybrid (weighted fusion, dense 0.2)|--retriever hybrid"
   "hybrid + F1 (two-stage default)|--retriever hybrid --verifier f1"
-  "hybrid + default verifier (3 × F3)|--retriever hybrid --verifier default"
+  "hybrid + default verifier (F5, calibrated)|--retriever hybrid --verifier default"
 )
 echo "| pipeline | nDCG@10 | Acc@1 | Recall@100 | latency p50 ms |"
 echo "|---|---|---|---|---|"

@@ -14,7 +14,7 @@ PKGS=(
   librsvg2-bin  # rsvg-convert, to look at verity explain's SVGs
   liblink-grammar-dev link-grammar-dictionaries-en wordnet-dev wordnet-base  # verity perturb
   wrk  # scripts/load_test.sh: bounded loopback load run of verity serve
-
+  pybind11-dev python3-dev python3-pytest python3-venv python3-pip python3-setuptools python3-wheel  # the Python package
 )
 missing=()
 for p in "${PKGS[@]}"; do
