@@ -8,6 +8,7 @@ PKGS=(
   libxapian-dev
   libtorch-dev python3-torch python3-numpy
   libhnswlib-dev libcpp-httplib-dev
+  libsqlite3-dev  # the semantic cache's store (src/cache)
   libopenblas0-openmp  # optimized BLAS for libtorch (the default libblas.so.3 is the slow reference one)
   zlib1g-dev  # PNG output of verity explain
   librsvg2-bin  # rsvg-convert, to look at verity explain's SVGs

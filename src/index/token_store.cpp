@@ -59,13 +59,13 @@ __attribute__((target("f16c,avx"))) void decode_halves_f16c(const uint16_t* in, 
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
   for (; i < n; ++i) out[i] = half_to_float(in[i]);
 }
+}  // namespace
 
 void decode_halves(const uint16_t* in, float* out, size_t n) {
   static const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
   if (has_f16c) return decode_halves_f16c(in, out, n);
   for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
 }
-}  // namespace
 
 std::string_view to_string(TokenPrecision p) {
   switch (p) {

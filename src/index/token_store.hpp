@@ -110,5 +110,7 @@ class TokenStore {
 // IEEE 754 binary16 conversions (round to nearest even), exposed for tests.
 uint16_t float_to_half(float value);
 float half_to_float(uint16_t bits);
+// n halves to floats, with the CPU's F16C instruction when it has one.
+void decode_halves(const uint16_t* in, float* out, size_t n);
 
 }  // namespace verity::index

@@ -15,19 +15,13 @@
 #include "core/log.hpp"
 #include "index/doc_store.hpp"
 #include "index/index_dir.hpp"
+#include "serve/cache_handlers.hpp"
+#include "serve/detail/request_json.hpp"
 
 namespace verity::serve {
 namespace {
-using json = nlohmann::json;
+using namespace detail;
 using Clock = std::chrono::steady_clock;
-
-// A request that cannot be served as sent: answered with `status` and {"error": message}.
-struct HttpError : Error {
-  HttpError(int status, const std::string& message) : Error(message), status(status) {}
-  int status;
-};
-
-constexpr int kBadRequest = 400, kUnprocessable = 422;
 
 // Request verifiers are limited to the built-ins plus the server's own default, so a
 // client cannot make the server load an arbitrary weight file (f3:PATH / f4:PATH).
@@ -35,53 +29,7 @@ bool is_builtin_verifier(const std::string& v) {
   return v == "none" || v == "f0" || v == "f1" || v == "f2";
 }
 
-size_t utf8_code_points(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 const char* type_name(const json& v) { return v.type_name(); }
-
-// Field readers: a wrong type is a 400 naming the field and the type received.
-std::string string_field(const json& body, const char* field, const std::string* fallback) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) {
-    if (fallback) return *fallback;
-    throw HttpError(kBadRequest, cat("missing field '", field, "' (a string)"));
-  }
-  if (!it->is_string())
-    throw HttpError(kBadRequest, cat("field '", field, "' must be a string, got ", type_name(*it)));
-  return it->get<std::string>();
-}
-
-void check_fields(const json& body, std::initializer_list<const char*> allowed) {
-  for (const auto& [key, value] : body.items()) {
-    bool known = false;
-    std::string valid;
-    for (const char* a : allowed) {
-      known |= key == a;
-      valid += valid.empty() ? a : cat(", ", a);
-    }
-    if (!known) throw HttpError(kBadRequest, cat("unknown field '", key, "' (valid: ", valid, ")"));
-  }
-}
-
-json parse_body(const httplib::Request& req) {
-  if (req.body.empty()) throw HttpError(kBadRequest, "empty body: expected a JSON object");
-  json body;
-  try {
-    body = json::parse(req.body);
-  } catch (const json::parse_error& e) {
-    // e.byte locates the error; the library's what() repeats it with its own prefix.
-    throw HttpError(kBadRequest, cat("malformed JSON at byte ", e.byte, ": ", e.what()));
-  }
-  if (!body.is_object())
-    throw HttpError(kBadRequest, cat("expected a JSON object, got ", type_name(body)));
-  return body;
-}
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 void reply(httplib::Response& res, int status, const json& j) {
   res.status = status;
@@ -113,12 +61,14 @@ void validate(const ServerOptions& o) {
   VERITY_CHECK(o.threads > 0 && o.threads <= 1024, ConfigError, "threads must be in [1, 1024], got ",
                o.threads);
   search::validate(o.pipeline);
+  if (!o.cache_db.empty()) cache::validate(o.cache);
 }
 
 struct Server::Impl {
   std::string dir;
   ServerOptions opt;
   index::IndexManifest manifest;
+  std::unique_ptr<cache::Cache> cache;  // with --cache
   Clock::time_point started = Clock::now();
   httplib::Server http;
   int port = 0;
@@ -259,16 +209,33 @@ struct Server::Impl {
   }
 
   json health() const {
-    json parts = json::array();
-    for (const auto& [name, file] : manifest.parts) parts.push_back(name);
-    std::string default_pipeline = cat("stage1=", opt.pipeline.stage1, ",verifier=", opt.pipeline.verifier);
-    return {{"status", "ok"},
-            {"docs", manifest.docs},
-            {"parts", std::move(parts)},
-            {"default", default_pipeline},
-            {"in_flight", in_flight.load()},
-            {"served", served.load()},
-            {"uptime_s", std::chrono::duration<double>(Clock::now() - started).count()}};
+    json out = {{"status", "ok"},
+                {"in_flight", in_flight.load()},
+                {"served", served.load()},
+                {"uptime_s", std::chrono::duration<double>(Clock::now() - started).count()}};
+    if (!dir.empty()) {
+      json parts = json::array();
+      for (const auto& [name, file] : manifest.parts) parts.push_back(name);
+      out["docs"] = manifest.docs;
+      out["parts"] = std::move(parts);
+      out["default"] = cat("stage1=", opt.pipeline.stage1, ",verifier=", opt.pipeline.verifier);
+    }
+    if (cache) out["cache"] = {{"path", opt.cache_db}, {"entries", cache->stats().entries}};
+    return out;
+  }
+
+  // A /cache handler's reply, counted like every other request.
+  void answer(httplib::Response& res, const HandlerReply& r) {
+    res.status = r.status;
+    res.set_content(r.body, "application/json");
+  }
+
+  std::string endpoints() const {
+    std::string list = dir.empty() ? "" : "POST /search, POST /verify, ";
+    list += "GET /health";
+    if (cache)
+      list += ", POST /cache/put, POST /cache/lookup, DELETE /cache/entries/{id}, POST /cache/clear, GET /cache/stats";
+    return list;
   }
 
   // Runs one handler and turns every failure into a JSON error; nothing escapes.
@@ -310,37 +277,70 @@ struct Server::Impl {
     // 405 for a known path with the wrong method. These are ordinary routes, not a
     // pre-routing hook: httplib reads a request's body only before ordinary routes, and a body
     // left unread on a keep-alive connection would be parsed as the next request.
-    static const std::vector<std::pair<std::string, std::string>> kAllowed = {
-        {"/search", "POST"}, {"/verify", "POST"}, {"/health", "GET, HEAD"}};
-    for (const auto& [path, allowed] : kAllowed) {
+    // Paths are httplib patterns (regular expressions).
+    std::vector<std::pair<std::string, std::string>> allowed_methods = {{"/health", "GET, HEAD"}};
+    if (!dir.empty()) allowed_methods.insert(allowed_methods.end(), {{"/search", "POST"}, {"/verify", "POST"}});
+    if (cache)
+      allowed_methods.insert(allowed_methods.end(), {{"/cache/put", "POST"},
+                                                     {"/cache/lookup", "POST"},
+                                                     {"/cache/clear", "POST"},
+                                                     {"/cache/stats", "GET, HEAD"},
+                                                     {"/cache/entries/[^/]*", "DELETE"}});
+    for (const auto& [path, allowed] : allowed_methods) {
       auto refuse = [path, allowed](const httplib::Request& req, httplib::Response& res) {
         res.set_header("Allow", allowed);
-        reply_error(res, 405, cat("method ", req.method, " not allowed on ", path, " (allowed: ", allowed, ")"));
+        reply_error(res, 405, cat("method ", req.method, " not allowed on ", req.path, " (allowed: ", allowed, ")"));
       };
-      if (allowed != "POST") http.Post(path, refuse);
-      if (allowed == "POST") http.Get(path, refuse);
+      auto allows = [&allowed](const char* method) { return allowed.find(method) != std::string::npos; };
+      if (!allows("GET")) http.Get(path, refuse);
+      if (!allows("POST")) http.Post(path, refuse);
       http.Put(path, refuse);
       http.Patch(path, refuse);
-      http.Delete(path, refuse);
+      if (!allows("DELETE")) http.Delete(path, refuse);
       http.Options(path, refuse);
     }
-    http.Post("/search", [this](const httplib::Request& req, httplib::Response& res) {
-      guarded(res, [&] { return search(parse_body(req)); });
-    });
-    http.Post("/verify", [this](const httplib::Request& req, httplib::Response& res) {
-      guarded(res, [&] { return verify(parse_body(req)); });
-    });
+    if (!dir.empty()) {
+      http.Post("/search", [this](const httplib::Request& req, httplib::Response& res) {
+        guarded(res, [&] { return search(parse_body(req.body)); });
+      });
+      http.Post("/verify", [this](const httplib::Request& req, httplib::Response& res) {
+        guarded(res, [&] { return verify(parse_body(req.body)); });
+      });
+    }
+    if (cache) {
+      const CacheLimits limits{opt.max_query_chars};
+      auto& c = *cache;
+      auto counted = [this](httplib::Response& res, auto&& handler) {
+        ++in_flight;
+        answer(res, handler());
+        --in_flight;
+      };
+      http.Post("/cache/put", [=, &c](const httplib::Request& req, httplib::Response& res) {
+        counted(res, [&] { return cache_put(c, limits, req.body); });
+      });
+      http.Post("/cache/lookup", [=, &c](const httplib::Request& req, httplib::Response& res) {
+        counted(res, [&] { return cache_lookup(c, limits, req.body); });
+      });
+      http.Post("/cache/clear", [=, &c](const httplib::Request& req, httplib::Response& res) {
+        counted(res, [&] { return cache_clear(c, req.body); });
+      });
+      http.Get("/cache/stats", [=, &c](const httplib::Request&, httplib::Response& res) {
+        counted(res, [&] { return cache_stats(c); });
+      });
+      http.Delete("/cache/entries/([^/]*)", [=, &c](const httplib::Request& req, httplib::Response& res) {
+        counted(res, [&] { return cache_remove(c, req.matches[1].str()); });
+      });
+    }
     http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] { return health(); });
     });
     // httplib's own errors (404 unknown path, 413 body too large, 400 unparsable HTTP)
     // arrive here with an empty body: give them the same JSON shape.
-    http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
-                                                                   httplib::Response& res) {
+    http.set_error_handler(httplib::Server::HandlerWithResponse([list = endpoints()](const httplib::Request& req,
+                                                                                     httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
       std::string message = default_error_message(res.status);
-      if (res.status == 404) message = cat("no such endpoint: ", req.method, " ", req.path,
-                                           " (endpoints: POST /search, POST /verify, GET /health)");
+      if (res.status == 404) message = cat("no such endpoint: ", req.method, " ", req.path, " (endpoints: ", list, ")");
       reply_error(res, res.status, message);
       return httplib::Server::HandlerResponse::Handled;
     }));
@@ -363,8 +363,17 @@ Server::Server(std::string index_dir, ServerOptions options) : impl_(std::make_u
   auto& m = *impl_;
   m.dir = std::move(index_dir);
   m.opt = std::move(options);
-  m.manifest = index::read_index_manifest(m.dir);
-  m.pipeline(m.opt.pipeline.stage1, m.opt.pipeline.verifier);
+  VERITY_CHECK(!m.dir.empty() || !m.opt.cache_db.empty(), ConfigError,
+               "the server needs an index (--index) or a cache database (--cache)");
+  if (!m.dir.empty()) {
+    m.manifest = index::read_index_manifest(m.dir);
+    m.pipeline(m.opt.pipeline.stage1, m.opt.pipeline.verifier);
+  }
+  if (!m.opt.cache_db.empty()) {
+    auto o = m.opt.cache;
+    o.max_prompt_chars = m.opt.max_query_chars;
+    m.cache = std::make_unique<cache::Cache>(m.opt.cache_db, o);
+  }
   m.install_routes();
 }
 
