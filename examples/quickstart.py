@@ -51,16 +51,15 @@ def main():
         print(f"  {v.probability:<10.3g} {verdict:<24} f1 {f1.probability:.3f}  {text}")
 
     # 4. The verified semantic cache: a paraphrase hits, a near-miss does not.
-    if not hasattr(verity, "Cache"):
-        print("\ncache: verity.Cache is not in this build of the package")
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = verity.Cache(str(pathlib.Path(tmp) / "cache.sqlite"))
+    print("\ncache: one answer cached; a paraphrase should hit, the opposite question should not")
+    with tempfile.TemporaryDirectory() as tmp, verity.Cache(str(pathlib.Path(tmp) / "cache.sqlite")) as cache:
         cache.put("Does measles vaccination reduce child mortality?", "Yes, by a large margin.", namespace="qa")
-        for prompt in ["Does vaccinating against measles lower child mortality?",
-                       "Does measles vaccination increase child mortality?"]:
+        for prompt in ["Is child mortality reduced by measles vaccination?",
+                       "Does measles vaccination increase child mortality?",
+                       "Does measles vaccination not reduce child mortality?"]:
             r = cache.lookup(prompt, namespace="qa")
-            print(f"  cache {'hit ' if r.hit else 'miss'} p={r.probability:.3f}  {prompt}")
+            p = "unverified" if r.probability is None else f"p={r.probability:.3f}"
+            print(f"  {'hit ' if r.hit else 'miss'} {p} ({r.reason}, threshold {r.threshold:.2f})  {prompt}")
 
 
 if __name__ == "__main__":

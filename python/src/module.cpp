@@ -1,5 +1,5 @@
 // The verity._verity extension module: errors, logging and the submodule
-// bindings (encode.cpp, search.cpp, eval.cpp). The Python package
+// bindings (encode.cpp, search.cpp, eval.cpp, cache.cpp). The Python package
 // (python/verity/__init__.py) re-exports it.
 #include <cmath>
 #include <new>
@@ -11,8 +11,7 @@ namespace verity::python {
 void bind_encode(py::module_& m);
 void bind_search(py::module_& m);
 void bind_eval(py::module_& m);
-// The verified semantic cache (verity.Cache) binds here once src/cache is in
-// the library: void bind_cache(py::module_& m);
+void bind_cache(py::module_& m);
 
 py::object to_python(const nlohmann::json& j) {
   switch (j.type()) {
@@ -98,4 +97,5 @@ PYBIND11_MODULE(_verity, m) {
   bind_encode(m);
   bind_search(m);
   bind_eval(m);
+  bind_cache(m);
 }

@@ -27,6 +27,8 @@ from typing import List as _List, Optional as _Optional, Sequence as _Sequence
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from ._verity import (  # noqa: F401  (re-exported)
+    Cache,
+    CacheLookup,
     ConfigError,
     Encoded,
     Encoder,
@@ -43,12 +45,10 @@ from ._verity import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "ConfigError", "Encoded", "Encoder", "Error", "FormatError", "Hit", "Pipeline",
+    "Cache", "CacheLookup", "ConfigError", "Encoded", "Encoder", "Error", "FormatError", "Hit", "Pipeline",
     "Verification", "Verifier", "build_index", "evaluate", "set_quiet", "similarity_map",
     "verify",
 ]
-# verity.Cache (the verified semantic cache, src/cache) is bound in
-# python/src/ and exported here once it is part of the library.
 
 
 @_functools.lru_cache(maxsize=8)

@@ -1,5 +1,5 @@
 """Type stubs of the verity package (the C++ extension verity._verity plus verify)."""
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -117,3 +117,57 @@ def evaluate(dataset_dir: str, retriever: str = "bm25", split: str = "test", k: 
              ignore_identical_ids: bool = False, threads: int = 1, cache_dir: str = "",
              use_cache: bool = True, run: str = "") -> Dict[str, Any]:
     """`verity eval` on one BEIR dataset; returns the dict `verity eval --json` prints."""
+
+class CacheLookup:
+    """The answer of Cache.lookup: the hit served, or the miss and why."""
+    hit: bool
+    reason: str  # hit: "exact" | "verified"; miss: "empty" | "below_cosine_floor" | "below_threshold"
+    threshold: float
+    threshold_source: str  # "request" | "verifier" | "fallback"
+    @property
+    def id(self) -> Optional[int]: ...
+    @property
+    def response(self) -> Optional[str]: ...
+    @property
+    def prompt(self) -> Optional[str]:
+        """The cached prompt that matched (None on a miss)."""
+    @property
+    def metadata(self) -> Optional[Dict[str, Any]]: ...
+    @property
+    def probability(self) -> Optional[float]:
+        """Verifier probability of the entry served, or of the best candidate on a miss."""
+    @property
+    def similarity(self) -> Optional[float]: ...
+    @property
+    def best(self) -> Optional[Dict[str, Any]]:
+        """On a miss, the candidate that lost (id, prompt, probability, similarity)."""
+    @property
+    def latency_ms(self) -> Dict[str, float]: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object of POST /cache/lookup."""
+    def __bool__(self) -> bool: ...
+
+class Cache:
+    """The verified semantic cache in one SQLite file (WAL mode); thread-safe."""
+    def __init__(self, path: str, *, encoder: str = "", verifier: str = "default", candidates: int = 4,
+                 cosine_floor: float = 0.5, max_entries: int = 0, max_bytes: int = 0,
+                 durability: str = "full", create: bool = True) -> None: ...
+    def put(self, prompt: str, response: str, *, namespace: str = "default",
+            metadata: Optional[Dict[str, Any]] = None, ttl_s: Optional[float] = None) -> int:
+        """Caches response for prompt; returns the entry id (the same prompt again replaces it)."""
+    def put_many(self, items: Sequence[Tuple[str, str]], *, namespace: str = "default",
+                 ttl_s: Optional[float] = None) -> List[int]: ...
+    def lookup(self, prompt: str, *, namespace: str = "default",
+               min_probability: Optional[float] = None) -> CacheLookup: ...
+    def get(self, id: int) -> Optional[Dict[str, Any]]: ...
+    def remove(self, id: int) -> bool: ...
+    def clear(self, namespace: str = "default") -> int: ...
+    def stats(self) -> Dict[str, Any]:
+        """The object of GET /cache/stats."""
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    def __enter__(self) -> "Cache": ...
+    def __exit__(self, *args: Any) -> None: ...
