@@ -6,8 +6,8 @@
 #   2. prints the two-stage evaluation table on SciFact test,
 #   3. shows near-miss verdicts on a few examples and writes their similarity
 #      maps as pictures under OUT (default out/main),
-#   4. shows the verified semantic cache on one cached prompt: a paraphrase,
-#      a negation and a role swap looked up (docs/CACHE.md).
+#   4. shows the verified semantic cache: a paraphrase, a negation, a role
+#      swap and an antonym looked up against cached prompts (docs/CACHE.md).
 # Usage: scripts/main.sh [OUT]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -76,7 +76,7 @@ done
 rm -f "$out/eval.json" "$out/explain-positive.json" "$out/explain-negative.json"
 
 echo
-echo "== Verified semantic cache: one cached prompt, three new prompts (docs/CACHE.md) =="
+echo "== Verified semantic cache: three cached prompts, four new ones (docs/CACHE.md) =="
 echo "(a pooled-cosine cache serves every prompt at or above its threshold, 0.8 in GPTCache;"
 echo " verity serves only when the verifier's probability on the token map reaches the threshold)"
 db="$out/cache-demo.sqlite"
@@ -84,10 +84,13 @@ rm -f "$db" "$db-wal" "$db-shm"
 "$verity" cache put --db "$db" --prompt "Does the new drug reduce the risk of heart attacks?" \
   --response "Yes: in the trial it cut the risk by about a fifth." --quiet > /dev/null
 "$verity" cache put --db "$db" --prompt "The dog bit the man." --response "A dog attacked a man." --quiet > /dev/null
+"$verity" cache put --db "$db" --prompt "Is port 6379 open by default?" --response "Yes, Redis listens on it." \
+  --quiet > /dev/null
 lookups=(
   "paraphrase|Does the new medication reduce the risk of heart attacks?"
   "negation|Does the new drug not reduce the risk of heart attacks?"
   "role swap|The man bit the dog."
+  "antonym|Is port 6379 closed by default?"
 )
 echo "| new prompt | kind | cosine | cosine rule (>= 0.8) | verifier probability | threshold | verity |"
 echo "|---|---|---|---|---|---|---|"
@@ -105,7 +108,5 @@ PY
 done
 rm -f "$out/lookup.json"
 if "$verity" cache stats --db "$db" --json --quiet | grep -q '"threshold_source": "fallback"'; then
-  echo "(the default verifier has no calibrated threshold, so the cache's fallback 0.5 applies; the"
-  echo " committed F3 ensemble's scores rank the paraphrase above both near-misses but are not"
-  echo " calibrated probabilities, so 0.5 refuses the paraphrase too; see docs/CACHE.md, Results)"
+  echo "(the verifier has no calibrated threshold, so the cache's fallback 0.5 applies)"
 fi

@@ -13,18 +13,23 @@ OUT="${1:?usage: scripts/train_verifier.sh OUT.valn [ENCODER] [SEED] [flags...]}
 ENCODER="${2:-use-lite}"
 SEED="${3:-1}"
 shift $(( $# > 3 ? 3 : $# ))
-VERITY="${VERITY:-$ROOT/build/verity}"
-PAIRS="$ROOT/data/pairs"
-NEARMISS="$ROOT/data/nearmiss"
-[ -s "$PAIRS/stsb/manifest.json" ] || bash "$ROOT/scripts/pairs_splits.sh" "$PAIRS" "$VERITY"
-[ -s "$NEARMISS/dev.jsonl" ] || bash "$ROOT/scripts/nearmiss_build.sh" "$NEARMISS" "$VERITY"
+# Paths relative to the repository (where they lie inside it), so the
+# provenance in the file holds no machine's paths.
+OUT="$(realpath -m --relative-base="$ROOT" "$OUT")"
+[ -z "${VERITY:-}" ] || VERITY="$(realpath -m --relative-base="$ROOT" "$VERITY")"
+cd "$ROOT"
+VERITY="${VERITY:-build/verity}"
+PAIRS="data/pairs"
+NEARMISS="data/nearmiss"
+[ -s "$PAIRS/stsb/manifest.json" ] || bash scripts/pairs_splits.sh "$PAIRS" "$VERITY"
+[ -s "$NEARMISS/dev.jsonl" ] || bash scripts/nearmiss_build.sh "$NEARMISS" "$VERITY"
 args=()
 for s in paws qqp sick mrpc apt stsb; do
   args+=(--pairs "$PAIRS/$s/train.jsonl" --dev-pairs "$PAIRS/$s/dev.jsonl")
 done
 # The sample cache holds maps and token identities per encoder, so seeds and
 # variants encode each text once.
-cache="$ROOT/data/f5-samples-$(echo "$ENCODER" | tr -c 'A-Za-z0-9._-' '_').vpsc"
+cache="data/f5-samples-$(printf '%s' "$ENCODER" | tr -c 'A-Za-z0-9._-' '_').vpsc"
 mkdir -p "$(dirname "$OUT")"
 exec "$VERITY" train-verifier --verifier f5 "${args[@]}" \
   --train "$NEARMISS/train.jsonl" --dev "$NEARMISS/dev.jsonl" \

@@ -12,16 +12,17 @@
 #include "core/crc32c.hpp"
 #include "core/log.hpp"
 #include "data/beir.hpp"
+#include "data/labelled_pairs.hpp"
 #include "data/triples.hpp"
 #include "encode/registry.hpp"
+#include "perturb/wordnet.hpp"
+#include "train/alignment_training.hpp"
 #include "train/retrieval_triples.hpp"
 #include "train/token_cache.hpp"
 #include "train/verifier_training.hpp"
+#include "verify/alignment_verifier.hpp"
 #include "verify/ensemble.hpp"
 #include "verify/learned.hpp"
-#include "verify/alignment_verifier.hpp"
-#include "train/alignment_training.hpp"
-#include "data/labelled_pairs.hpp"
 
 namespace verity::cli {
 namespace {
@@ -148,6 +149,11 @@ void run_train_f5(TrainVerifierArgs& a) {
   o.patience = a.train_options.patience;
   o.encode_batch = a.encode_batch;
   o.sample_cache = a.token_cache;
+  if (std::find(a.f5.inputs.begin(), a.f5.inputs.end(), "lexicon") != a.f5.inputs.end()) {
+    o.antonyms = perturb::wn_antonym_pairs();
+    log("f5: lexicon of ", o.antonyms.size(), " WordNet antonym pairs");
+    inputs["lexicon"] = {{"source", "WordNet 3.0 direct antonyms (wordnet-base)"}, {"pairs", o.antonyms.size()}};
+  }
   nlohmann::json provenance = {
       {"argv", invocation()},
       {"verifier", "f5"},
@@ -492,7 +498,7 @@ void setup_train_verifier(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--f5-mlp", f5.mlp, "F5 final layer width")->capture_default_str();
   cmd->add_option("--f5-conv", f5.conv, "F5 1-D convolution along each text (true/false)")->capture_default_str();
-  cmd->add_option("--f5-inputs", f5.inputs, "F5 input groups: map,identity,pooled")->delimiter(',')
+  cmd->add_option("--f5-inputs", f5.inputs, "F5 input groups: map,identity,pooled,lexicon")->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--steps-per-epoch", f5o.steps_per_epoch, "F5 optimizer steps per epoch")->capture_default_str();
   cmd->add_option("--pairs-per-source", f5o.pairs_per_source, "F5 pairs drawn per source per step")

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "core/error.hpp"
 
@@ -151,6 +152,74 @@ std::vector<std::string> wn_synonyms(std::string_view word, WordClass cls) {
         out.push_back(s);
     }
   });
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> wn_antonym_pairs() {
+  // data.POS lines: offset lex_filenum ss_type w_cnt(hex) {word lex_id} p_cnt(dec)
+  // {symbol offset pos source/target(hex hex)} ...; "!" is the antonym pointer.
+  struct Pointer {
+    char file;
+    long offset;
+    unsigned from, to;
+    char target_file;
+    long target;
+  };
+  auto file_of = [](char pos) { return pos == 's' ? 'a' : pos; };
+  const std::string dir = getenv("WNSEARCHDIR") ? getenv("WNSEARCHDIR") : kDebianWordNetDir;
+  std::map<std::pair<char, long>, std::vector<std::string>> words;
+  std::vector<Pointer> pointers;
+  for (auto [file, name] : {std::pair{'n', "noun"}, {'v', "verb"}, {'a', "adj"}, {'r', "adv"}}) {
+    const std::string path = dir + "/data." + name;
+    std::ifstream in(path);
+    VERITY_CHECK(in.good(), Error, "wordnet: cannot read ", path, " (install wordnet-base)");
+    std::string line;
+    size_t line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.empty() || line[0] == ' ') continue;  // the license header
+      std::istringstream f(line);
+      long offset = 0;
+      std::string lex_file, ss_type, count_hex;
+      f >> offset >> lex_file >> ss_type >> count_hex;
+      VERITY_CHECK(f && !count_hex.empty(), FormatError, path, ":", line_no, ": malformed synset line");
+      const unsigned count = unsigned(std::stoul(count_hex, nullptr, 16));
+      auto& list = words[{file, offset}];
+      for (unsigned w = 0; w < count; ++w) {
+        std::string word, lex_id;
+        f >> word >> lex_id;
+        list.push_back(lookup_key(clean_lemma(word.c_str())));
+      }
+      unsigned pointer_count = 0;
+      f >> pointer_count;
+      for (unsigned p = 0; p < pointer_count && f; ++p) {
+        std::string symbol, pos, source_target;
+        long target = 0;
+        f >> symbol >> target >> pos >> source_target;
+        if (symbol != "!" || source_target.size() != 4 || pos.empty()) continue;
+        pointers.push_back({file, offset, unsigned(std::stoul(source_target.substr(0, 2), nullptr, 16)),
+                            unsigned(std::stoul(source_target.substr(2, 2), nullptr, 16)), file_of(pos[0]), target});
+      }
+      VERITY_CHECK(bool(f), FormatError, path, ":", line_no, ": malformed synset line");
+    }
+  }
+  auto single = [](const std::string& w) {
+    return !w.empty() && w.find('_') == std::string::npos && w.find('-') == std::string::npos;
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& p : pointers) {
+    auto a = words.find({p.file, p.offset});
+    auto b = words.find({p.target_file, p.target});
+    if (a == words.end() || b == words.end() || p.from < 1 || p.from > a->second.size() || p.to < 1 ||
+        p.to > b->second.size())
+      continue;
+    std::string x = a->second[p.from - 1], y = b->second[p.to - 1];
+    if (!single(x) || !single(y) || x == y) continue;
+    if (y < x) std::swap(x, y);
+    out.emplace_back(std::move(x), std::move(y));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -2,6 +2,7 @@
 // Serialized access to the WordNet 3.0 C library (wordnet-dev, data from wordnet-base).
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace verity::perturb {
@@ -18,6 +19,10 @@ std::vector<std::string> wn_antonyms(std::string_view word, WordClass cls);
 std::vector<std::string> wn_synonyms(std::string_view word, WordClass cls);
 // Irregular inflections of a verb base from verb.exc ("bite" -> {"bit", "bitten"}).
 std::vector<std::string> wn_irregular_forms(std::string_view verb_base);
+// Every direct (lexical) antonym pair of single-word lemmas over all word
+// classes, each unordered pair once, lower-case, sorted. Read straight from
+// the data.* files (one pass, no per-word lookups).
+std::vector<std::pair<std::string, std::string>> wn_antonym_pairs();
 // True when WordNet has the word (in any form) in that class.
 bool wn_known(std::string_view word, WordClass cls);
 

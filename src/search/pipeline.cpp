@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -136,6 +137,12 @@ struct Pipeline::Impl {
   // Maps of the query against stored documents: bf16 products read straight
   // from the stored codes where the CPU allows (verify/bf16_maps.hpp), else
   // the exact fp32 kernel on decoded rows.
+  // Bounds of the verifier's scores: probabilities for calibrated verifiers,
+  // cosine-like similarities otherwise.
+  std::pair<double, double> verifier_range() const {
+    return verifier->default_threshold() ? std::pair{0.0, 1.0} : std::pair{-1.0, 1.0};
+  }
+
   std::vector<double> verify_docs(const encode::Encoded& q, const std::vector<Candidate>& cands) const {
     const size_t dim = tokens->dim();
     const auto query_tokens = q.token_block(0);
@@ -290,21 +297,45 @@ std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
   }
   if (m.needs_stage2() && !cands.empty()) {
     auto t2 = Clock::now();
-    auto scores = m.verify_docs(*q, cands);
     auto base = minmax(cands);
-    for (size_t i = 0; i < hits.size(); ++i) {
-      double v = scores[i];
-      hits[i].verifier_score = v;
-      hits[i].verdict = m.verdict(v);
-      double b = base[hits[i].doc];
-      if (m.opt.combine == "rerank")
-        hits[i].score = v;
-      else if (m.opt.combine == "weighted")
-        hits[i].score = (1 - m.opt.verifier_weight) * b + m.opt.verifier_weight * v;
-      else
-        hits[i].score = b - m.opt.penalty_beta * sigmoid(20 * (b - m.opt.penalty_tau)) *
-                                (1 - std::clamp(v, 0.0, 1.0));
+    auto combined = [&](double b, double v) {
+      if (m.opt.combine == "rerank") return v;
+      if (m.opt.combine == "weighted") return (1 - m.opt.verifier_weight) * b + m.opt.verifier_weight * v;
+      return b - m.opt.penalty_beta * sigmoid(20 * (b - m.opt.penalty_tau)) * (1 - std::clamp(v, 0.0, 1.0));
+    };
+    // Verify only what the top k can hold: with the verifier's score in
+    // [lo, hi], a candidate whose best possible final score is below the k-th
+    // best worst-case score cannot reach the top k, so it is not verified.
+    // The top k is the same as with every candidate verified.
+    const auto [lo, hi] = m.verifier_range();
+    std::vector<size_t> verify_at;
+    if (m.opt.combine != "rerank" && k < cands.size()) {
+      std::vector<double> worst(cands.size());
+      for (size_t i = 0; i < cands.size(); ++i) worst[i] = combined(base[cands[i].doc], lo);
+      std::vector<double> sorted = worst;
+      std::nth_element(sorted.begin(), sorted.begin() + long(k - 1), sorted.end(), std::greater<>());
+      const double kth = sorted[k - 1];
+      for (size_t i = 0; i < cands.size(); ++i)
+        if (combined(base[cands[i].doc], hi) >= kth) verify_at.push_back(i);
+    } else {
+      for (size_t i = 0; i < cands.size(); ++i) verify_at.push_back(i);
     }
+    std::vector<Candidate> to_verify;
+    to_verify.reserve(verify_at.size());
+    for (size_t i : verify_at) to_verify.push_back(cands[i]);
+    const auto scores = m.verify_docs(*q, to_verify);
+    std::vector<uint8_t> verified(hits.size(), 0);
+    for (size_t j = 0; j < verify_at.size(); ++j) {
+      auto& h = hits[verify_at[j]];
+      const double v = scores[j];
+      h.verifier_score = v;
+      h.verdict = m.verdict(v);
+      h.score = combined(base[h.doc], v);
+      verified[verify_at[j]] = 1;
+    }
+    for (size_t i = 0; i < hits.size(); ++i)
+      if (!verified[i]) hits[i].score = combined(base[hits[i].doc], hi);  // below the top k either way
+    t.verified = verify_at.size();
     // stable_sort keeps stage-1 order among equal final scores.
     std::stable_sort(hits.begin(), hits.end(),
                      [](const SearchHit& a, const SearchHit& b) { return a.score > b.score; });

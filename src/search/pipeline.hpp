@@ -61,6 +61,7 @@ struct SearchHit {
 
 struct StageTimings {
   double encode_ms = 0, stage1_ms = 0, stage2_ms = 0, total_ms = 0;
+  size_t verified = 0;  // candidates the verifier scored (those that could reach the top k)
 };
 
 class Pipeline {

@@ -1,5 +1,7 @@
 #include "train/alignment_training.hpp"
 
+#include <atomic>
+
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -247,20 +249,25 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   auto idf = verify::build_idf_table(train_ids);
   log("f5: idf over ", idf.documents(), " training texts, ", idf.document_frequency().size(), " distinct tokens");
 
-  std::vector<verify::AlignmentFeatures> features;
-  features.reserve(set.samples.size());
+  const verify::Lexicon lexicon(o.antonyms);
+  std::vector<verify::AlignmentFeatures> features(set.samples.size());
   {
     Progress progress("alignment features", set.samples.size());
-    for (const auto& s : set.samples) {
-      verify::PairContext ctx{set.ids[s.a], set.ids[s.b], s.cosine};
-      features.push_back(s.map.empty() ? verify::AlignmentFeatures{} : verify::alignment_features(s.map, ctx, idf));
-      progress.add(1);
-    }
+    std::atomic<size_t> done{0};
+    at::parallel_for(0, int64_t(set.samples.size()), 256, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) {
+        const auto& s = set.samples[size_t(k)];
+        verify::PairContext ctx{set.ids[s.a], set.ids[s.b], s.cosine};
+        if (!s.map.empty()) features[size_t(k)] = verify::alignment_features(s.map, ctx, idf, lexicon);
+      }
+      done += size_t(hi - lo);
+    });
+    progress.add(done);
     progress.finish();
   }
   set.samples.clear();
 
-  auto model = verify::AlignmentVerifier::untrained(config, idf, o.seed);
+  auto model = verify::AlignmentVerifier::untrained(config, idf, o.seed, lexicon);
   auto& net = model->impl().net;
   torch::manual_seed(o.seed);
   torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));

@@ -42,6 +42,9 @@ struct AlignmentTrainOptions {
   uint64_t seed = 1;
   size_t encode_batch = 64;
   std::string sample_cache;     // maps + token identities of every pair, reused across runs ("" = none)
+  // Antonym word pairs for the "lexicon" input (perturb::wn_antonym_pairs);
+  // stored in the verifier file.
+  std::vector<std::pair<std::string, std::string>> antonyms;
 };
 
 struct SourceMetrics {

@@ -36,13 +36,78 @@ IdfTable build_idf_table(std::span<const std::vector<uint32_t>> texts) {
 
 namespace {
 
+// The pieces a tokenizer may make of a whole word: bare (WordPiece, a
+// sentence's first SentencePiece), with SentencePiece's word-start mark, and
+// capitalized.
+std::vector<std::string> piece_forms(const std::string& word) {
+  std::string upper = word;
+  if (!upper.empty() && upper[0] >= 'a' && upper[0] <= 'z') upper[0] = char(upper[0] - 'a' + 'A');
+  std::vector<std::string> out;
+  for (const std::string& w : {word, upper}) out.push_back(w), out.push_back("\u2581" + w);
+  return out;
+}
+
+// Simple inflections, paired across a word pair (increased <-> decreased).
+std::vector<std::string> inflections(const std::string& w) {
+  const bool e = !w.empty() && w.back() == 'e';
+  const std::string stem = e ? w.substr(0, w.size() - 1) : w;
+  return {w, w + "s", e ? w + "d" : w + "ed", stem + "ing", e ? w + "r" : w + "er", e ? w + "st" : w + "est"};
+}
+
+uint64_t pair_key(uint32_t a, uint32_t b) {
+  if (b < a) std::swap(a, b);
+  return (uint64_t(a) << 32) | b;
+}
+
+}  // namespace
+
+Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms) : words_(std::move(antonyms)) {
+  for (const auto& [a, b] : words_) {
+    const auto fa = inflections(a), fb = inflections(b);
+    for (size_t k = 0; k < fa.size(); ++k) {
+      const auto pa = piece_forms(fa[k]), pb = piece_forms(fb[k]);
+      for (const auto& x : pa)
+        for (const auto& y : pb) {
+          const uint32_t ix = token_identity(x), iy = token_identity(y);
+          if (ix == iy) continue;
+          pairs_.insert(pair_key(ix, iy));
+          with_antonyms_.insert(ix);
+          with_antonyms_.insert(iy);
+        }
+    }
+  }
+}
+
+bool Lexicon::antonyms(uint32_t a, uint32_t b) const { return a != b && pairs_.count(pair_key(a, b)) != 0; }
+
+bool Lexicon::is_digits(uint32_t token) {
+  static const std::unordered_set<uint32_t> digits = [] {
+    std::unordered_set<uint32_t> set;
+    for (int len = 1; len <= 4; ++len) {
+      int limit = 1;
+      for (int k = 0; k < len; ++k) limit *= 10;
+      for (int v = 0; v < limit; ++v) {
+        std::string d = std::to_string(v);
+        d.insert(0, size_t(len) - d.size(), '0');
+        for (const char* mark : {"", "\u2581", "##"}) set.insert(token_identity(mark + d));
+      }
+    }
+    return set;
+  }();
+  return digits.count(token) != 0;
+}
+
+namespace {
+
 struct DirectionSummary {
   double maxsim = 0, idf_maxsim = 0, exact = 0, idf_exact = 0, tau = 0, kept = 0, worst_missing = 0;
+  size_t unmatched_digits = 0, antonyms = 0;
 };
 
 // X has n rows of cell(i, j) over Y's m columns, row-major in `cells`.
 DirectionSummary read_direction(std::span<const float> cells, size_t n, size_t m, std::span<const uint32_t> x_ids,
-                                std::span<const uint32_t> y_ids, const IdfTable& idf, DirectionFeatures& out) {
+                                std::span<const uint32_t> y_ids, const IdfTable& idf, const Lexicon& lexicon,
+                                DirectionFeatures& out) {
   const bool known = !x_ids.empty() && !y_ids.empty();
   const float idf_max = idf.max_idf();
   out.length = n;
@@ -87,6 +152,13 @@ DirectionSummary read_direction(std::span<const float> cells, size_t n, size_t m
     f[10] = best * (1.0f - f[2]);
     f[11] = 1.0f - best;
     f[12] = y_idf[arg];
+    if (known && !exact && Lexicon::is_digits(id)) f[13] = 1.0f, ++s.unmatched_digits;
+    if (known && lexicon.has_antonyms(id))
+      for (size_t j = 0; j < m; ++j)
+        if (lexicon.antonyms(id, y_ids[j])) {
+          f[14] = 1.0f, ++s.antonyms;
+          break;
+        }
     s.maxsim += best;
     s.idf_maxsim += w_idf * best;
     s.exact += f[2];
@@ -129,7 +201,8 @@ DirectionSummary read_direction(std::span<const float> cells, size_t n, size_t m
 
 }  // namespace
 
-AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf) {
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
+                                     const Lexicon& lexicon) {
   VERITY_CHECK(!map.empty(), ConfigError, "alignment features: empty map");
   const size_t n = map.rows(), m = map.cols();
   VERITY_CHECK(context.query_ids.empty() || context.query_ids.size() == n, ConfigError,
@@ -142,8 +215,8 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < m; ++j) transposed[j * n + i] = values[i * m + j];
   AlignmentFeatures out;
-  auto fwd = read_direction(values, n, m, context.query_ids, context.candidate_ids, idf, out.forward);
-  auto bwd = read_direction(transposed, m, n, context.candidate_ids, context.query_ids, idf, out.backward);
+  auto fwd = read_direction(values, n, m, context.query_ids, context.candidate_ids, idf, lexicon, out.forward);
+  auto bwd = read_direction(transposed, m, n, context.candidate_ids, context.query_ids, idf, lexicon, out.backward);
   const SoftAlignVerifier f2;
   const float f2_fwd = f2.score(map), f2_bwd = f2.score(SimilarityMap(m, n, std::move(transposed)));
   const bool pooled_known = std::isfinite(context.pooled_cosine);
@@ -165,7 +238,9 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
               mean(fwd.kept, bwd.kept),
               mean(f2_fwd, f2_bwd),
               float(std::max(fwd.worst_missing, bwd.worst_missing)),
-              mean(fwd.worst_missing, bwd.worst_missing)};
+              mean(fwd.worst_missing, bwd.worst_missing),
+              float(std::min<size_t>(std::max(fwd.unmatched_digits, bwd.unmatched_digits), 2)) / 2.0f,
+              float(std::min<size_t>(std::max(fwd.antonyms, bwd.antonyms), 2)) / 2.0f};
   return out;
 }
 

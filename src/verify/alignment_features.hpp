@@ -19,6 +19,8 @@
 //  10 close      best · (1 - exact): similar but not the same token
 //  11 missing    1 - best
 //  12 idf_there  idf(j*) / idf_max
+//  13 number     1 if the token is a digit piece with no exact match in Y
+//  14 antonym    1 if some token of Y is a lexicon antonym of this token
 // Pair scalars (symmetric in a and b):
 //   0 pooled cosine (0 when unknown)   1 pooled cosine known
 //   2,3 MaxSim mean / min over the two directions
@@ -30,9 +32,17 @@
 //  13 share of kept bigrams, mean
 //  14 F2 soft alignment with positional bias (lambda = tau = 0.1), mean
 //  15,16 max over tokens of idf · (1 - best), max / mean over the directions
+//  17 unmatched digit pieces, min(count, 2) / 2, max over the directions
+//  18 antonym pairs across the texts, min(count, 2) / 2
+// Features 13, 14, 17 and 18 read token identities against a Lexicon: digit
+// pieces are recognized by their identity; antonyms come from the verifier's
+// word list (WordNet's direct antonyms, written into the verifier file).
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <unordered_set>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -41,8 +51,8 @@
 
 namespace verity::verify {
 
-inline constexpr size_t kTokenFeatures = 13;
-inline constexpr size_t kPairFeatures = 17;
+inline constexpr size_t kTokenFeatures = 15;
+inline constexpr size_t kPairFeatures = 19;
 
 // Inverse document frequencies of token identities, from the texts a verifier
 // was trained on: idf(t) = ln((N + 1) / (df(t) + 1)) + 1; unseen tokens get
@@ -65,6 +75,28 @@ class IdfTable {
 // Counts each identity once per text.
 IdfTable build_idf_table(std::span<const std::vector<uint32_t>> texts);
 
+// Token identities that carry meaning a similarity map blurs: antonym pairs
+// and digit pieces. Words are matched through the pieces a tokenizer makes of
+// a whole word ("open", "\u2581open", "Open", ...) and simple inflections
+// (-s, -ed, -ing, -er, -est), so a word split into several pieces is not seen.
+class Lexicon {
+ public:
+  Lexicon() = default;
+  // Lower-case word pairs (a, b), each pair read both ways.
+  explicit Lexicon(std::vector<std::pair<std::string, std::string>> antonyms);
+  bool antonyms(uint32_t a, uint32_t b) const;
+  bool has_antonyms(uint32_t token) const { return with_antonyms_.count(token) != 0; }
+  // A piece of 1-4 digits, bare or with a word-start or continuation marker.
+  static bool is_digits(uint32_t token);
+  const std::vector<std::pair<std::string, std::string>>& antonym_words() const { return words_; }
+  bool empty() const { return words_.empty(); }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> words_;
+  std::unordered_set<uint64_t> pairs_;          // (min id << 32) | max id
+  std::unordered_set<uint32_t> with_antonyms_;  // ids that occur in some pair
+};
+
 struct DirectionFeatures {
   size_t length = 0;
   std::vector<float> tokens;      // [length × kTokenFeatures]
@@ -78,6 +110,7 @@ struct AlignmentFeatures {
 
 // map must be non-empty; ids are the context's (empty = unknown, no exact
 // matches then). ConfigError when an id list does not match the map's size.
-AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf);
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
+                                     const Lexicon& lexicon);
 
 }  // namespace verity::verify

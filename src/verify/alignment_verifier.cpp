@@ -17,13 +17,14 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: lexicon features (LEXA)
 constexpr size_t kBatch = 128;
 
 // Feature groups (verify/alignment_features.hpp lists the features).
-constexpr int kTokenGroup[kTokenFeatures] = {0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1};  // 0 map, 1 identity
-constexpr int kPairGroup[kPairFeatures] = {2, 2, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 1, 1};  // 2 pooled
-const char* const kGroupNames[3] = {"map", "identity", "pooled"};
+// 0 map, 1 identity, 2 pooled, 3 lexicon.
+constexpr int kTokenGroup[kTokenFeatures] = {0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 3, 3};
+constexpr int kPairGroup[kPairFeatures] = {2, 2, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 1, 1, 3, 3};
+const char* const kGroupNames[4] = {"map", "identity", "pooled", "lexicon"};
 
 bool uses_group(const AlignmentConfig& c, int group) {
   return std::find(c.inputs.begin(), c.inputs.end(), kGroupNames[group]) != c.inputs.end();
@@ -34,10 +35,11 @@ void validate(const AlignmentConfig& c) {
                "f5 config: hidden=", c.hidden, ", mlp=", c.mlp, " out of range");
   VERITY_CHECK(c.token_embedding <= 256 && c.buckets > 0 && c.buckets <= (1u << 22), ConfigError,
                "f5 config: token_embedding=", c.token_embedding, ", buckets=", c.buckets, " out of range");
-  VERITY_CHECK(!c.inputs.empty(), ConfigError, "f5 config: inputs must name at least one of map, identity, pooled");
+  VERITY_CHECK(!c.inputs.empty(), ConfigError,
+               "f5 config: inputs must name at least one of map, identity, pooled, lexicon");
   for (const auto& name : c.inputs)
-    VERITY_CHECK(name == "map" || name == "identity" || name == "pooled", ConfigError, "f5 config: input '", name,
-                 "' is unknown (valid: map, identity, pooled)");
+    VERITY_CHECK(std::find(std::begin(kGroupNames), std::end(kGroupNames), name) != std::end(kGroupNames),
+                 ConfigError, "f5 config: input '", name, "' is unknown (valid: map, identity, pooled, lexicon)");
 }
 
 nlohmann::json config_json(const AlignmentConfig& c) {
@@ -80,6 +82,26 @@ torch::Tensor direction_tensor(const std::vector<const DirectionFeatures*>& dirs
     }
   }
   return out.features;
+}
+
+Lexicon read_lexicon(const SectionFile& file, const std::string& path) {
+  const auto bytes = file.section("LEXA");
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::vector<std::pair<std::string, std::string>> words;
+  size_t line = 0, pos = 0;
+  while (pos < text.size()) {
+    ++line;
+    const size_t end = text.find('\n', pos);
+    VERITY_CHECK(end != std::string_view::npos, FormatError, path, ": LEXA line ", line, " has no newline");
+    const auto row = text.substr(pos, end - pos);
+    const size_t tab = row.find('\t');
+    VERITY_CHECK(tab != std::string_view::npos && tab > 0 && tab + 1 < row.size() &&
+                     row.find('\t', tab + 1) == std::string_view::npos,
+                 FormatError, path, ": LEXA line ", line, " is not 'word<TAB>word'");
+    words.emplace_back(std::string(row.substr(0, tab)), std::string(row.substr(tab + 1)));
+    pos = end + 1;
+  }
+  return Lexicon(std::move(words));
 }
 
 }  // namespace
@@ -149,11 +171,12 @@ AlignmentVerifier::AlignmentVerifier(std::unique_ptr<Impl> impl) : impl_(std::mo
 AlignmentVerifier::~AlignmentVerifier() = default;
 
 std::unique_ptr<AlignmentVerifier> AlignmentVerifier::untrained(const AlignmentConfig& config, IdfTable idf,
-                                                                uint64_t seed) {
+                                                                uint64_t seed, Lexicon lexicon) {
   validate(config);
   auto impl = std::make_unique<Impl>();
   impl->config = config;
   impl->idf = std::move(idf);
+  impl->lexicon = std::move(lexicon);
   auto generator = at::detail::getDefaultCPUGenerator();
   const auto saved = generator.get_state();
   generator.set_current_seed(seed);
@@ -181,7 +204,8 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
     at::parallel_for(int64_t(begin), int64_t(end), 8, [&](int64_t lo, int64_t hi) {
       for (int64_t k = lo; k < hi; ++k)
         feats[size_t(k) - begin] =
-            alignment_features(maps[todo[size_t(k)]], context.empty() ? none : context[todo[size_t(k)]], impl_->idf);
+            alignment_features(maps[todo[size_t(k)]], context.empty() ? none : context[todo[size_t(k)]], impl_->idf,
+                               impl_->lexicon);
     });
     std::vector<const AlignmentFeatures*> ptrs;
     for (const auto& f : feats) ptrs.push_back(&f);
@@ -223,6 +247,7 @@ bool AlignmentVerifier::is_trained() const { return impl_->trained; }
 const std::string& AlignmentVerifier::provenance() const { return impl_->provenance; }
 const AlignmentConfig& AlignmentVerifier::config() const { return impl_->config; }
 const IdfTable& AlignmentVerifier::idf() const { return impl_->idf; }
+const Lexicon& AlignmentVerifier::lexicon() const { return impl_->lexicon; }
 const std::optional<Calibration>& AlignmentVerifier::calibration() const { return impl_->calibration; }
 void AlignmentVerifier::set_encoder(std::string identity) { impl_->encoder = std::move(identity); }
 
@@ -265,6 +290,9 @@ void AlignmentVerifier::save(const std::string& path) const {
   idf.write<uint64_t>(df.size());
   for (auto [token, n] : df) idf.write<uint32_t>(token), idf.write<uint32_t>(n);
   out.add("IDFT", idf);
+  std::string words;
+  for (const auto& [a, b] : impl_->lexicon.antonym_words()) words += a + "\t" + b + "\n";
+  out.add("LEXA", words.data(), words.size());
   detail::write_parameters(out, *impl_->net);
   out.commit();
   impl_->path = path;
@@ -272,6 +300,8 @@ void AlignmentVerifier::save(const std::string& path) const {
 
 std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& path) {
   SectionFile file(path, kMagic, kVersion);
+  VERITY_CHECK(file.version() == kVersion, FormatError, path, ": f5 weights of version ", file.version(),
+               " predate the lexicon features (version ", kVersion, "); retrain it (scripts/train_verifier.sh)");
   const auto conf_bytes = file.section("CONF");
   std::unique_ptr<AlignmentVerifier> v;
   try {
@@ -292,7 +322,8 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
       VERITY_CHECK(df[token] <= documents, FormatError, path, ": IDFT token ", token, " has document frequency ",
                    df[token], " over ", documents, " documents");
     }
-    v = untrained(config_from_json(conf.at("config"), path), IdfTable(documents, std::move(df)), 0);
+    v = untrained(config_from_json(conf.at("config"), path), IdfTable(documents, std::move(df)), 0,
+                  read_lexicon(file, path));
     v->impl_->trained = conf.at("trained").get<bool>();
     v->impl_->provenance = conf.at("provenance").get<std::string>();
     v->impl_->encoder = conf.at("encoder").get<std::string>();

@@ -7,10 +7,11 @@
 // score is a calibrated probability that the two texts mean the same thing.
 // Torch-free header; the module is in verify/detail/alignment_modules.hpp.
 //
-// Weights file: a SectionFile with magic "VALN", version 1:
+// Weights file: a SectionFile with magic "VALN", version 2:
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold"} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
+//   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   PNAM  parameter names and shapes, PDAT their f32 values (as in VVRF files)
 #include <cstdint>
 #include <memory>
@@ -31,8 +32,9 @@ struct AlignmentConfig {
   bool conv = true;             // a 1-D convolution (width 3) along each text
   // Which inputs the network sees: any of "map" (similarity and positions),
   // "identity" (exact matches, idf, token embeddings), "pooled" (pooled
-  // cosine). Features of a group left out are zeroed.
-  std::vector<std::string> inputs = {"map", "identity", "pooled"};
+  // cosine), "lexicon" (antonym pairs and unmatched digits). Features of a
+  // group left out are zeroed.
+  std::vector<std::string> inputs = {"map", "identity", "pooled", "lexicon"};
 };
 
 struct Calibration {
@@ -45,7 +47,8 @@ class AlignmentVerifier final : public Verifier {
   struct Impl;  // verify/detail/alignment_modules.hpp
 
   // Fresh weights, a function of (config, seed) only.
-  static std::unique_ptr<AlignmentVerifier> untrained(const AlignmentConfig& config, IdfTable idf, uint64_t seed);
+  static std::unique_ptr<AlignmentVerifier> untrained(const AlignmentConfig& config, IdfTable idf, uint64_t seed,
+                                                      Lexicon lexicon = {});
   static std::unique_ptr<AlignmentVerifier> load(const std::string& path);
   ~AlignmentVerifier() override;
 
@@ -70,6 +73,7 @@ class AlignmentVerifier final : public Verifier {
   const std::string& provenance() const;
   const AlignmentConfig& config() const;
   const IdfTable& idf() const;
+  const Lexicon& lexicon() const;
   size_t parameter_count() const;
 
   Impl& impl() { return *impl_; }

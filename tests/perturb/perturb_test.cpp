@@ -72,6 +72,26 @@ TEST(Negation, AntonymFromWordNet) {
   EXPECT_EQ(text_of("negation:mode=antonym", "The cat sat."), "<skip:no_antonym>");
 }
 
+TEST(WordNet, AntonymPairsAreDirectSingleWordsOnceEach) {
+  const auto pairs = perturb::wn_antonym_pairs();
+  EXPECT_GT(pairs.size(), 2000u);
+  EXPECT_TRUE(std::is_sorted(pairs.begin(), pairs.end()));
+  EXPECT_EQ(std::adjacent_find(pairs.begin(), pairs.end()), pairs.end());
+  auto has = [&](std::string a, std::string b) {
+    if (b < a) std::swap(a, b);
+    return std::binary_search(pairs.begin(), pairs.end(), std::pair{a, b});
+  };
+  EXPECT_TRUE(has("open", "closed"));
+  EXPECT_TRUE(has("increase", "decrease"));
+  EXPECT_TRUE(has("maximum", "minimum"));
+  EXPECT_FALSE(has("big", "large"));  // synonyms are not antonyms
+  for (const auto& [a, b] : pairs) {
+    ASSERT_LT(a, b);
+    ASSERT_EQ(a.find_first_of("_- "), std::string::npos) << a;
+    ASSERT_EQ(b.find_first_of("_- "), std::string::npos) << b;
+  }
+}
+
 TEST(RoleSwap, SwapsNounPhrases) {
   EXPECT_EQ(text_of("role_swap", "The dog bit the man."), "The man bit the dog.");
   EXPECT_EQ(text_of("role_swap", "The big dog chased a small cat."), "A small cat chased the big dog.");

@@ -136,6 +136,38 @@ TEST_F(PipelineTest, VerifyCandidatesAndCombineModes) {
   }
 }
 
+TEST_F(PipelineTest, PrunedVerificationKeepsTheTopK) {
+  // Candidates that cannot reach the top k are not verified; the top k (ids,
+  // scores, verifier scores) is what verifying every candidate gives.
+  for (const char* combine : {"weighted", "penalty"})
+    for (const char* verifier : {"f1", "default"}) {
+      search::PipelineOptions o;
+      o.stage1 = "hybrid";
+      o.verifier = verifier;
+      o.combine = combine;
+      o.verifier_weight = 0.3;
+      o.candidates = 12;
+      auto p = open(o);
+      for (const char* query : {"measles vaccine mortality", "dogs and cats", "river floods in spring"}) {
+        search::StageTimings all_t, top_t;
+        const auto all = p.search(query, o.candidates, &all_t);
+        const auto top = p.search(query, 2, &top_t);
+        ASSERT_GE(all.size(), 2u) << query;
+        ASSERT_EQ(top.size(), 2u) << query;
+        EXPECT_EQ(all_t.verified, all.size());
+        EXPECT_LE(top_t.verified, all_t.verified);
+        EXPECT_GE(top_t.verified, 2u);
+        for (size_t i = 0; i < 2; ++i) {
+          EXPECT_EQ(top[i].id, all[i].id) << combine << " " << verifier << " " << query;
+          // Equal up to float rounding: a batch of other maps sums in another order.
+          EXPECT_NEAR(top[i].score, all[i].score, 1e-6);
+          ASSERT_TRUE(top[i].verifier_score.has_value());
+          EXPECT_NEAR(*top[i].verifier_score, *all[i].verifier_score, 1e-6);
+        }
+      }
+    }
+}
+
 TEST_F(PipelineTest, ConfigErrors) {
   search::PipelineOptions o;
   o.stage1 = "sparse";

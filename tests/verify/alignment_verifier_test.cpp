@@ -63,7 +63,7 @@ TEST(AlignmentFeatures, SwapShowsInOrderFeaturesNotInMaxSim) {
   auto features = [&](const std::vector<int>& b) {
     auto map = SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
     auto ia = ids_of(a), ib = ids_of(b);
-    return alignment_features(map, PairContext{ia, ib, 0.9f}, idf);
+    return alignment_features(map, PairContext{ia, ib, 0.9f}, idf, Lexicon());
   };
   auto f_same = features(same), f_swap = features(swapped);
   EXPECT_FLOAT_EQ(f_same.pair[2], f_swap.pair[2]);  // MaxSim cannot tell them apart
@@ -79,11 +79,61 @@ TEST(AlignmentFeatures, SwapShowsInOrderFeaturesNotInMaxSim) {
 
 TEST(AlignmentFeatures, UnknownIdsAndSizeErrors) {
   auto map = SimilarityMap(2, 3, std::vector<float>(6, 0.5f));
-  auto f = alignment_features(map, PairContext{}, IdfTable());
+  auto f = alignment_features(map, PairContext{}, IdfTable(), Lexicon());
   EXPECT_FLOAT_EQ(f.pair[6], 0.0f);  // no exact matches without identities
   EXPECT_FLOAT_EQ(f.pair[1], 0.0f);  // pooled cosine unknown
   std::vector<uint32_t> wrong = {1, 2, 3};
-  EXPECT_THROW(alignment_features(map, PairContext{wrong, {}, NAN}, IdfTable()), ConfigError);
+  EXPECT_THROW(alignment_features(map, PairContext{wrong, {}, NAN}, IdfTable(), Lexicon()), ConfigError);
+}
+
+using Words = std::vector<std::pair<std::string, std::string>>;
+
+// Pieces as a SentencePiece tokenizer writes them.
+std::vector<uint32_t> piece_ids(const std::vector<std::string>& pieces) {
+  std::vector<uint32_t> out;
+  for (const auto& p : pieces) out.push_back(token_identity(p));
+  return out;
+}
+
+TEST(Lexicon, AntonymsThroughPieceFormsAndInflections) {
+  Lexicon lex(Words{{"closed", "open"}, {"decrease", "increase"}});
+  EXPECT_TRUE(lex.antonyms(token_identity("\u2581open"), token_identity("\u2581closed")));
+  EXPECT_TRUE(lex.antonyms(token_identity("Open"), token_identity("\u2581closed")));
+  EXPECT_TRUE(lex.antonyms(token_identity("\u2581increased"), token_identity("\u2581decreased")));
+  EXPECT_TRUE(lex.antonyms(token_identity("increasing"), token_identity("decreasing")));
+  EXPECT_FALSE(lex.antonyms(token_identity("\u2581increased"), token_identity("\u2581decrease")));
+  EXPECT_FALSE(lex.antonyms(token_identity("\u2581open"), token_identity("\u2581open")));
+  EXPECT_FALSE(lex.antonyms(token_identity("\u2581open"), token_identity("\u2581shut")));
+  EXPECT_TRUE(lex.has_antonyms(token_identity("\u2581open")));
+  EXPECT_FALSE(lex.has_antonyms(token_identity("\u2581port")));
+  EXPECT_TRUE(Lexicon::is_digits(token_identity("\u25816")));
+  EXPECT_TRUE(Lexicon::is_digits(token_identity("379")));
+  EXPECT_TRUE(Lexicon::is_digits(token_identity("##07")));
+  EXPECT_FALSE(Lexicon::is_digits(token_identity("\u2581six")));
+  EXPECT_FALSE(Lexicon::is_digits(token_identity("12345")));
+}
+
+TEST(AlignmentFeatures, AntonymsAndChangedNumbersAreSeen) {
+  // "Is port 6379 open" against "Is port 6380 closed": the map (one-hot here)
+  // says nothing about open/closed; the lexicon features do.
+  const size_t dim = 8;
+  const std::vector<int> a = {0, 1, 2, 3, 4, 5}, b = {0, 1, 2, 3, 6, 7};
+  auto ia = piece_ids({"\u2581Is", "\u2581port", "\u25816", "3", "79", "\u2581open"});
+  auto ib = piece_ids({"\u2581Is", "\u2581port", "\u25816", "3", "80", "\u2581closed"});
+  auto map = SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
+  Lexicon lex(Words{{"closed", "open"}});
+  auto f = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), lex);
+  auto token = [&](const DirectionFeatures& d, size_t i, size_t k) { return d.tokens[i * kTokenFeatures + k]; };
+  EXPECT_FLOAT_EQ(token(f.forward, 4, 13), 1.0f);  // "79" has no match
+  EXPECT_FLOAT_EQ(token(f.forward, 2, 13), 0.0f);  // "6" is matched
+  EXPECT_FLOAT_EQ(token(f.forward, 5, 14), 1.0f);  // "open" faces "closed"
+  EXPECT_FLOAT_EQ(token(f.backward, 5, 14), 1.0f);
+  EXPECT_FLOAT_EQ(token(f.forward, 1, 14), 0.0f);
+  EXPECT_FLOAT_EQ(f.pair[17], 0.5f);  // one unmatched digit piece
+  EXPECT_FLOAT_EQ(f.pair[18], 0.5f);  // one antonym pair
+  auto plain = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), Lexicon());
+  EXPECT_FLOAT_EQ(plain.pair[18], 0.0f);
+  EXPECT_FLOAT_EQ(plain.pair[17], 0.5f);  // digits need no word list
 }
 
 TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
@@ -92,7 +142,7 @@ TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
   c.token_embedding = 4;
   c.buckets = 64;
   c.mlp = 8;
-  auto v = AlignmentVerifier::untrained(c, small_idf(), 5);
+  auto v = AlignmentVerifier::untrained(c, small_idf(), 5, Lexicon(Words{{"closed", "open"}, {"down", "up"}}));
   EXPECT_FALSE(v->default_threshold().has_value());
   v->set_calibration({2.0f, -0.5f, 0.6f});
   v->set_encoder("use-lite:0123abcd");
@@ -111,6 +161,10 @@ TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
   EXPECT_TRUE(w->uses_context());
   EXPECT_FLOAT_EQ(*w->default_threshold(), 0.6f);
   EXPECT_EQ(w->encoder(), "use-lite:0123abcd");
+  const auto* f5 = dynamic_cast<const AlignmentVerifier*>(w.get());
+  ASSERT_NE(f5, nullptr);
+  EXPECT_EQ(f5->lexicon().antonym_words(), v->lexicon().antonym_words());
+  EXPECT_TRUE(f5->lexicon().antonyms(token_identity("\u2581up"), token_identity("\u2581down")));
   const auto after = score_texts(*w, a, std::span<const TextTokens>(&b, 1), dim);
   EXPECT_FLOAT_EQ(before[0], after[0]);
   EXPECT_GT(after[0], 0.0f);

@@ -40,6 +40,7 @@ namespace verity::verify {
 struct AlignmentVerifier::Impl {
   AlignmentConfig config;
   IdfTable idf;
+  Lexicon lexicon;
   detail::AlignNet net{nullptr};
   bool trained = false;
   std::string provenance, encoder, path;
