@@ -106,10 +106,14 @@ TokenStoreBuilder::TokenStoreBuilder(size_t dim, TokenPrecision precision)
 uint64_t TokenStoreBuilder::add_document(std::span<const float> tokens, std::span<const uint32_t> ids,
                                          std::span<const float> pooled) {
   const uint64_t doc = num_documents();
-  // Identities and pooled vectors: every document or none (the first decides).
-  if (doc == 0) with_ids_ = !ids.empty(), with_pooled_ = !pooled.empty();
-  VERITY_CHECK(ids.empty() != with_ids_, ConfigError, "token store: document ", doc,
-               with_ids_ ? " has no token identities, earlier documents have" : " has token identities, document 0 has none");
+  // Identities and pooled vectors: every document or none (the first decides;
+  // for identities the first with tokens, since an empty text has none to give).
+  if (doc == 0) with_pooled_ = !pooled.empty();
+  const bool has_tokens = !tokens.empty();
+  if (has_tokens && !ids_decided_) with_ids_ = !ids.empty(), ids_decided_ = true;
+  VERITY_CHECK(!has_tokens || ids.empty() != with_ids_, ConfigError, "token store: document ", doc,
+               with_ids_ ? " has no token identities, earlier documents have"
+                         : " has token identities, earlier documents have none");
   VERITY_CHECK(pooled.empty() != with_pooled_, ConfigError, "token store: document ", doc,
                with_pooled_ ? " has no pooled vector, earlier documents have" : " has a pooled vector, document 0 has none");
   VERITY_CHECK(ids.empty() || ids.size() * dim_ == tokens.size(), ConfigError, "token store: document ", doc, " has ",

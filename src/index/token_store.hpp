@@ -61,7 +61,7 @@ class TokenStoreBuilder {
   std::vector<uint64_t> offsets_{0};
   std::vector<std::byte> codes_;
   std::vector<float> scales_;
-  bool with_ids_ = false, with_pooled_ = false;
+  bool with_ids_ = false, with_pooled_ = false, ids_decided_ = false;
   std::vector<uint32_t> ids_;
   std::vector<float> pooled_;
 };

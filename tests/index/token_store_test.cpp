@@ -235,6 +235,20 @@ TEST(TokenStore, IdentitiesAndPooledVectorsRoundTrip) {
   EXPECT_EQ(s.ids(1)[0], 11u);
   EXPECT_FLOAT_EQ(s.pooled(0)[0], 0.6f);  // stored normalized
   EXPECT_FLOAT_EQ(s.pooled(1)[1], 1.0f);
+  // An empty text has no tokens and so no identities, wherever it comes.
+  TokenStoreBuilder gaps(2, TokenPrecision::fp16);
+  gaps.add_document({}, {}, pooled0);
+  gaps.add_document(doc0, ids0, pooled0);
+  gaps.add_document({}, {}, pooled1);
+  gaps.add_document(doc1, ids1, pooled1);
+  EXPECT_THROW(gaps.add_document(doc1, {}, pooled1), ConfigError);
+  gaps.save(path);
+  TokenStore g(path);
+  ASSERT_TRUE(g.has_ids());
+  EXPECT_TRUE(g.ids(0).empty());
+  EXPECT_EQ(g.ids(1)[1], 9u);
+  EXPECT_TRUE(g.ids(2).empty());
+  EXPECT_EQ(g.ids(3)[0], 11u);
   // A store without them still loads and says so.
   TokenStoreBuilder plain(2, TokenPrecision::fp32);
   plain.add_document(doc0);
