@@ -1,0 +1,64 @@
+#include "serve/detail/json_api.hpp"
+
+#include "core/log.hpp"
+
+namespace verity::serve::detail {
+
+json parse_body(std::string_view text) {
+  if (text.empty()) throw HttpError(kBadRequest, "empty body: expected a JSON object");
+  json body;
+  try {
+    body = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte locates the error; the library's what() repeats it with its own prefix.
+    throw HttpError(kBadRequest, cat("malformed JSON at byte ", e.byte, ": ", e.what()));
+  }
+  if (!body.is_object()) throw HttpError(kBadRequest, cat("expected a JSON object, got ", body.type_name()));
+  return body;
+}
+
+std::string string_field(const json& body, const char* field, const std::string* fallback) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) {
+    if (fallback) return *fallback;
+    throw HttpError(kBadRequest, cat("missing field '", field, "' (a string)"));
+  }
+  if (!it->is_string())
+    throw HttpError(kBadRequest, cat("field '", field, "' must be a string, got ", it->type_name()));
+  return it->get<std::string>();
+}
+
+void check_fields(const json& body, std::initializer_list<const char*> allowed) {
+  for (const auto& [key, value] : body.items()) {
+    bool known = false;
+    std::string valid;
+    for (const char* a : allowed) {
+      known |= key == a;
+      valid += valid.empty() ? a : cat(", ", a);
+    }
+    if (!known) throw HttpError(kBadRequest, cat("unknown field '", key, "' (valid: ", valid, ")"));
+  }
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+Reply error_reply(int status, std::string_view message) {
+  return {status, dump(json{{"error", std::string(message)}})};
+}
+
+Reply answer_with(const std::function<json()>& fn) {
+  try {
+    return {200, dump(fn())};
+  } catch (const HttpError& e) {
+    return error_reply(e.status, e.what());
+  } catch (const ConfigError& e) {
+    return error_reply(kBadRequest, e.what());
+  } catch (const std::exception& e) {
+    log("serve: internal error: ", e.what());
+    return error_reply(kInternalError, cat("internal error: ", e.what()));
+  } catch (...) {
+    return error_reply(kInternalError, "internal error");
+  }
+}
+
+}  // namespace verity::serve::detail
