@@ -12,7 +12,8 @@ PKGS=(
   zlib1g-dev  # PNG output of verity explain
   librsvg2-bin  # rsvg-convert, to look at verity explain's SVGs
   liblink-grammar-dev link-grammar-dictionaries-en wordnet-dev wordnet-base  # verity perturb
-  wrk  # scripts/load_test.sh: bounded loopback load run of verity serve
+  wrk  # scripts/load_test.sh, scripts/soak.sh: bounded loopback load runs of verity serve
+  clang libclang-rt-14-dev llvm  # scripts/fuzz.sh, scripts/sanitize.sh: libFuzzer, ASan/UBSan/TSan, llvm-symbolizer
 
 )
 missing=()

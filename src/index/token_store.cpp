@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 
 namespace verity::index {
@@ -61,7 +62,7 @@ __attribute__((target("f16c,avx"))) void decode_halves_f16c(const uint16_t* in, 
 }
 
 void decode_halves(const uint16_t* in, float* out, size_t n) {
-  static const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool has_f16c = cpu_has_f16c() && __builtin_cpu_supports("avx");
   if (has_f16c) return decode_halves_f16c(in, out, n);
   for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
 }

@@ -199,7 +199,9 @@ struct Server::Impl {
       if (r.method == "GET") http.Get(r.path, handler);  // HEAD too
       if (r.method == "POST") http.Post(r.path, handler);
     }
-    for (const auto& [path, allowed_set] : methods) {
+    for (const auto& entry : methods) {
+      const std::string& path = entry.first;  // (clang 14 cannot capture structured bindings)
+      const auto& allowed_set = entry.second;
       std::string allowed;
       for (const auto& m : allowed_set) allowed += cat(allowed.empty() ? "" : ", ", m, m == "GET" ? ", HEAD" : "");
       auto refuse = [path, allowed](const httplib::Request& req, httplib::Response& res) {
