@@ -121,7 +121,7 @@ uint64_t TokenStoreBuilder::add_document(std::span<const float> tokens) {
   std::byte* out = codes_.data() + old;
   switch (precision_) {
     case TokenPrecision::fp32:
-      std::memcpy(out, tokens.data(), tokens.size_bytes());
+      if (!tokens.empty()) std::memcpy(out, tokens.data(), tokens.size_bytes());  // an empty span may be null
       break;
     case TokenPrecision::fp16:
       for (size_t i = 0; i < tokens.size(); ++i) {
@@ -224,7 +224,7 @@ void TokenStore::decode(uint64_t doc, std::span<float> out) const {
   const std::byte* in = codes_.data() + first * dim_ * code_bytes(precision_);
   switch (precision_) {
     case TokenPrecision::fp32:
-      std::memcpy(out.data(), in, out.size_bytes());
+      if (!out.empty()) std::memcpy(out.data(), in, out.size_bytes());  // an empty span may be null
       break;
     case TokenPrecision::fp16:
       decode_halves(reinterpret_cast<const uint16_t*>(in), out.data(), out.size());

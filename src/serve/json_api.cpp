@@ -12,6 +12,8 @@ json parse_body(std::string_view text) {
   } catch (const json::parse_error& e) {
     // e.byte locates the error; the library's what() repeats it with its own prefix.
     throw HttpError(kBadRequest, cat("malformed JSON at byte ", e.byte, ": ", e.what()));
+  } catch (const json::exception& e) {  // out_of_range: a number like 1e999
+    throw HttpError(kBadRequest, cat("malformed JSON: ", e.what()));
   }
   if (!body.is_object()) throw HttpError(kBadRequest, cat("expected a JSON object, got ", body.type_name()));
   return body;

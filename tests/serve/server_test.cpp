@@ -192,6 +192,7 @@ TEST_F(ServeTest, EveryErrorClassIsJsonWithAClearMessage) {
       {"POST", "/search", R"({"query": "cat", "k": "3"})", 400, "'k' must be an integer, got string"},
       {"POST", "/search", R"({"query": "cat", "k": 2.5})", 400, "'k' must be an integer"},
       {"POST", "/search", R"({"query": "cat", "k": 0})", 400, "'k' must be at least 1"},
+      {"POST", "/search", R"({"query": "cat", "k": 1e999})", 400, "malformed JSON"},  // was a 500
       {"POST", "/search", R"({"query": "cat", "k": 21})", 422, "the limit is 20 (--max-k)"},
       {"POST", "/search", R"({"query": "cat", "kk": 3})", 400, "unknown field 'kk'"},
       {"POST", "/search", R"({"query": "cat", "stage1": "magic"})", 400, "unknown stage1 'magic'"},
