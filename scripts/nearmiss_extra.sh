@@ -2,7 +2,7 @@
 # Extra near-miss *training* triples next to an existing build (scripts/nearmiss_build.sh):
 # every CANNOT pair (the base build samples 2,500) and 6,000 sentences per text corpus
 # (the base takes 2,000), all into train, none sharing a sentence with the base
-# dev/test (--exclude). scripts/train_default_verifier.sh trains on base + extra.
+# dev/test (--exclude). the F3 recipe of docs/TRAINING.md trained on base + extra.
 # Usage: scripts/nearmiss_extra.sh [BASE_DIR] [VERITY_BINARY]
 #   writes BASE_DIR/extra-cannot/ and BASE_DIR/extra-text/ (train.jsonl + manifest.json)
 set -euo pipefail

@@ -8,13 +8,14 @@ PKGS=(
   libxapian-dev
   libtorch-dev python3-torch python3-numpy
   libhnswlib-dev libcpp-httplib-dev
+  libsqlite3-dev  # the semantic cache's store (src/cache)
   libopenblas0-openmp  # optimized BLAS for libtorch (the default libblas.so.3 is the slow reference one)
   zlib1g-dev  # PNG output of verity explain
   librsvg2-bin  # rsvg-convert, to look at verity explain's SVGs
   liblink-grammar-dev link-grammar-dictionaries-en wordnet-dev wordnet-base  # verity perturb
   wrk  # scripts/load_test.sh, scripts/soak.sh: bounded loopback load runs of verity serve
+  pybind11-dev python3-dev python3-pytest python3-venv python3-pip python3-setuptools python3-wheel  # the Python package
   clang libclang-rt-14-dev llvm  # scripts/fuzz.sh, scripts/sanitize.sh: libFuzzer, ASan/UBSan/TSan, llvm-symbolizer
-
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, converts the
-# pretrained models, then runs the whole GoogleTest suite under ctest.
+# pretrained models, then runs the whole GoogleTest and pytest suites under ctest.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # nDCG@10 of verifiers on SciFact and Cranfield test (hybrid stage 1, weighted
 # fusion 0.2, K = 100 candidates, USE-lite): stage 1 alone; every run of
-# scripts/select_default_verifier.sh in the two-stage default (0.8 · stage 1 +
+# the F3 seed ensemble in the two-stage default (0.8 · stage 1 +
 # 0.2 · verifier) and as the only ranker (--combine rerank); F0-F2 as the only
-# ranker; and the installed default (assets/verifiers/default.vens, the seed
+# ranker; and the installed default (assets/verifiers/f3-ensemble.vens, the seed
 # ensemble) both ways. Then prints the issue-5 table (test pairwise accuracy per
 # type from each run's default.json and the default's, nDCG@10 mean ± std per width).
 #   usage: scripts/verifier_ndcg.sh [BUILD_DIR] [RUNS_DIR] [OUT_DIR]
@@ -34,7 +34,7 @@ for dir in "$runs"/w*-seed*/; do
   run "$out/$name-rerank.json" --verifier "f3:$dir/default.vvrf" --combine rerank
 done
 for v in f0 f1 f2; do run "$out/$v-rerank.json" --verifier "$v" --combine rerank; done
-default="$repo/assets/verifiers/default.vens"
+default="$repo/assets/verifiers/f3-ensemble.vens"
 if [ -s "$default" ]; then
   run "$out/default.json" --verifier default
   run "$out/default-rerank.json" --verifier default --combine rerank

@@ -68,7 +68,7 @@ json interval_json(const Interval& iv) {
 
 // Documents of --idf-corpus: a BEIR directory (its corpus.jsonl) or a corpus.jsonl file.
 data::Corpus load_idf_corpus(const std::string& path) {
-  return data::load_corpus(is_directory(path) ? path + "/corpus.jsonl" : path);
+  return data::load_corpus(data::corpus_file(path));
 }
 
 json write_sources(const DiagnoseArgs& a, const data::BeirDataset& ds, LexicalScorer& lexical) {

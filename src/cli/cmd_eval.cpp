@@ -1,10 +1,12 @@
 // verity eval: retrieval quality and speed on one or more BEIR datasets.
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "cli/command.hpp"
 #include "cli/pipeline_flags.hpp"
 #include "core/log.hpp"
+#include "eval/detail/eval_json.hpp"
 #include "eval/retrieval_eval.hpp"
 #include "eval/trec_run.hpp"
 
@@ -22,32 +24,6 @@ struct EvalArgs {
   PipelineFlags pipeline;
   eval::RetrievalEvalOptions options;
 };
-
-nlohmann::json result_json(const eval::RetrievalEvalResult& r, const eval::RetrievalEvalOptions& o) {
-  nlohmann::json j;
-  for (const auto& [name, value] : r.evaluation.mean) j[name] = value;
-  const auto& c = r.evaluation.counts;
-  j["queries"] = c.queries;
-  j["queries_skipped_no_relevant"] = c.skipped_no_relevant;
-  j["queries_missing_from_run"] = c.missing_from_run;
-  j["identical_ids_dropped"] = c.identical_ids_dropped;
-  j["docs"] = r.docs;
-  j["qps"] = r.qps;
-  j["threads"] = o.threads;
-  j["index_seconds"] = r.index_seconds;
-  j["index_from_cache"] = r.index_from_cache;
-  j["search_seconds"] = r.search_seconds;
-  if (o.threads == 1) {
-    for (auto [prefix, l] : {std::pair{"", &r.latency}, {"encode_", &r.encode_latency},
-                             {"stage1_", &r.stage1_latency}, {"stage2_", &r.stage2_latency}}) {
-      j[std::string(prefix) + "latency_ms_p50"] = l->p50_ms;
-      j[std::string(prefix) + "latency_ms_p95"] = l->p95_ms;
-    }
-  }
-  j["pipeline"] = r.pipeline;
-  j["index_dir"] = r.index_dir;
-  return j;
-}
 
 std::string run_file_for(const std::string& base, const std::string& dataset, bool many) {
   if (!many) return base;
@@ -80,45 +56,36 @@ void run_eval(EvalArgs& a) {
 
   std::vector<std::string> metric_names;
   for (const auto& m : a.options.metrics.metrics) metric_names.push_back(m.name());
-  nlohmann::json per_dataset = nlohmann::json::object();
-  std::vector<std::pair<std::string, nlohmann::json>> rows;
-  std::map<std::string, double> sums;
-  bool many = a.datasets.size() > 1;
+  std::vector<eval::RetrievalEvalResult> results;
+  std::set<std::string> names;
+  const bool many = a.datasets.size() > 1;
   for (const auto& dir : a.datasets) {
     auto ds = data::load_beir(dir, a.split, load);
     log(ds.name, ": ", ds.report.summary());
-    VERITY_CHECK(per_dataset.find(ds.name) == per_dataset.end(), ConfigError, "dataset '", ds.name,
-                 "' given twice");
+    VERITY_CHECK(names.insert(ds.name).second, ConfigError, "dataset '", ds.name, "' given twice");
     auto r = eval::evaluate_retrieval(ds, a.options);
     if (!a.run_path.empty()) {
       auto path = run_file_for(a.run_path, ds.name, many);
       eval::write_trec_run(path, r.run, "verity-" + a.options.pipeline.stage1);
       log("wrote run file ", path);
     }
-    auto j = result_json(r, a.options);
-    for (const auto& m : metric_names) sums[m] += r.evaluation.mean.at(m);
-    per_dataset[ds.name] = j;
-    rows.emplace_back(ds.name, j);
+    r.run = {};  // written; the report needs only the scores
+    results.push_back(std::move(r));
   }
 
-  nlohmann::json out;
-  if (many) {
-    nlohmann::json mean;
-    for (const auto& m : metric_names) mean[m] = sums[m] / double(a.datasets.size());
-    out = {{"datasets", per_dataset}, {"mean", mean}};
-    rows.emplace_back("mean", mean);
-  } else {
-    out = per_dataset.begin().value();
-    out["dataset"] = rows.front().first;
-  }
-  out["retriever"] = a.options.pipeline.stage1;
-  out["verifier"] = a.options.pipeline.verifier;
-  out["split"] = a.split;
-  out["k"] = a.options.k;
-  if (a.common.json)
+  auto out = eval::detail::report_json(results, a.options, a.split);
+  if (a.common.json) {
     print_json(out);
-  else
-    print_table(metric_names, rows);
+    return;
+  }
+  std::vector<std::pair<std::string, nlohmann::json>> rows;
+  if (many) {
+    for (const auto& r : results) rows.emplace_back(r.dataset, out["datasets"][r.dataset]);
+    rows.emplace_back("mean", out["mean"]);
+  } else {
+    rows.emplace_back(results.front().dataset, out);
+  }
+  print_table(metric_names, rows);
 }
 
 void setup_eval(CLI::App& app) {

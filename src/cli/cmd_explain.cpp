@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "cli/command.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
 #include "encode/registry.hpp"
+#include "search/pipeline.hpp"
 #include "verify/heatmap.hpp"
+#include "verify/pair_scoring.hpp"
 #include "verify/verifier.hpp"
 
 namespace verity::cli {
@@ -19,6 +22,7 @@ struct ExplainArgs {
   CommonFlags common;
   std::string query, doc, out, encoder = "use-lite";
   std::string verifiers = "f0,f1,f2";
+  std::optional<double> reject_below;
 };
 
 // Splits "f1,f2:lambda=0,tau=0.05" into {"f1", "f2:lambda=0,tau=0.05"}: a
@@ -99,11 +103,19 @@ void run_explain(ExplainArgs& a) {
   plot.row_labels = query.tokens;
   plot.col_labels = doc.tokens;
   plot.title = cat("query: \"", a.query, "\" · document: \"", a.doc, "\" · ", a.encoder);
-  nlohmann::json scores = nlohmann::json::object();
+  // Scored as search and /verify score: with token identities and the pooled cosine.
+  const auto query_ids = verify::token_identities(query.tokens), doc_ids = verify::token_identities(doc.tokens);
+  const verify::TextTokens q{query.vectors, query_ids, enc.pooled_row(0)};
+  const verify::TextTokens d{doc.vectors, doc_ids, enc.pooled_row(1)};
+  nlohmann::json scores = nlohmann::json::object(), verdicts = nlohmann::json::object();
   for (size_t k = 0; k < verifiers.size(); ++k) {
-    const float s = verifiers[k]->score(plot.map);
+    search::check_verifier_encoder(*verifiers[k], *encoder);
+    const float s = verify::score_texts(*verifiers[k], q, std::span<const verify::TextTokens>(&d, 1), enc.dim)[0];
     plot.scores.push_back({specs[k], s});
     scores[specs[k]] = s;
+    std::optional<double> threshold = a.reject_below;
+    if (!threshold && verifiers[k]->default_threshold()) threshold = *verifiers[k]->default_threshold();
+    if (threshold) verdicts[specs[k]] = s >= *threshold ? "match" : "near-miss";
   }
 
   write_file_atomic(a.out, format == ImageFormat::kSvg ? verify::render_heatmap_svg(plot)
@@ -129,12 +141,15 @@ void run_explain(ExplainArgs& a) {
                 {"doc_token_count", plot.map.cols()},
                 {"map", std::move(rows)},
                 {"scores", scores},
+                {"verdicts", verdicts},
                 {"out", a.out},
                 {"format", format == ImageFormat::kSvg ? "svg" : "png"},
                 {"cropped", cropped},
                 {"max_tokens", plot.max_tokens}});
   } else {
-    for (const auto& s : plot.scores) std::printf("%-12s %.4f\n", s.name.c_str(), double(s.score));
+    for (const auto& s : plot.scores)
+      std::printf("%-12s %.4f%s\n", s.name.c_str(), double(s.score),
+                  verdicts.contains(s.name) ? ("  " + verdicts[s.name].get<std::string>()).c_str() : "");
   }
 }
 
@@ -153,6 +168,8 @@ void setup_explain(CLI::App& app) {
   cmd->add_option("--verifier", args->verifiers,
                   "Comma-separated verifiers to score with (" + kinds + "; f3/f4 need :PATH)")
       ->capture_default_str();
+  cmd->add_option("--reject-below", args->reject_below,
+                  "Verdict threshold (default: each calibrated verifier's own; others get no verdict)");
   add_common_flags(cmd, args->common);
   cmd->callback([args] { run_explain(*args); });
 }

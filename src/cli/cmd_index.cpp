@@ -1,8 +1,8 @@
 // verity index: build an index directory (documents + BM25 / dense / token vectors).
-#include <filesystem>
 
 #include "cli/command.hpp"
 #include "core/log.hpp"
+#include "search/detail/index_report_json.hpp"
 #include "search/index_builder.hpp"
 
 namespace verity::cli {
@@ -15,10 +15,6 @@ struct IndexArgs {
   search::IndexBuildOptions options;
 };
 
-std::string corpus_file(const std::string& path) {
-  return std::filesystem::is_directory(path) ? path + "/corpus.jsonl" : path;
-}
-
 void run_index(IndexArgs& a) {
   apply_common_flags(a.common);
   install_interrupt_handler();
@@ -27,21 +23,11 @@ void run_index(IndexArgs& a) {
   a.options.dense = a.dense;
   a.options.tokens = a.tokens;
   a.options.created_by = invocation();
-  auto corpus = data::load_corpus(corpus_file(a.corpus), data::parse_doc_fields(a.fields));
+  auto corpus = data::load_corpus(data::corpus_file(a.corpus), data::parse_doc_fields(a.fields));
   log("loaded ", corpus.size(), " documents from ", corpus.path);
   auto report = search::build_index(corpus, a.out, a.options);
   log("index written to ", a.out, " in ", report.seconds, " s");
-  if (a.common.json) {
-    nlohmann::json parts = nlohmann::json::array();
-    for (auto [on, name] : {std::pair{a.bm25, "bm25"}, {a.dense, "dense"}, {a.tokens, "tokens"}})
-      if (on) parts.push_back(name);
-    print_json({{"index", a.out},
-                {"docs", report.docs},
-                {"parts", parts},
-                {"token_vectors", report.token_vectors},
-                {"seconds", report.seconds},
-                {"encode_seconds", report.encode_seconds}});
-  }
+  if (a.common.json) print_json(search::detail::index_report_json(a.out, a.options, report));
 }
 
 void setup_index(CLI::App& app) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "cli/cache_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/pipeline_flags.hpp"
 #include "core/log.hpp"
@@ -72,11 +73,19 @@ void run_serve(ServeArgs& a) {
   auto options = a.server;
   options.pipeline = a.pipeline.resolved();
   options.pipeline.threads = a.encoder_threads;
+  VERITY_CHECK(!a.index.empty() || !options.cache_db.empty(), ConfigError,
+               "serve: give --index DIR, --cache DB.sqlite, or both");
   serve::Server server(a.index, options);
   int port = server.bind();
-  log("serve: listening on http://", options.host, ":", port, " (index ", a.index, ", ", options.threads,
-      " threads, stage1=", options.pipeline.stage1, ", verifier=", options.pipeline.verifier, ")");
-  if (a.common.json) print_json({{"host", options.host}, {"port", port}, {"index", a.index}});
+  std::string what = a.index.empty() ? "" : cat("index ", a.index, ", stage1=", options.pipeline.stage1,
+                                                 ", verifier=", options.pipeline.verifier, ", ");
+  if (!options.cache_db.empty()) what += cat("cache ", options.cache_db, ", ");
+  log("serve: listening on http://", options.host, ":", port, " (", what, options.threads, " threads)");
+  if (a.common.json) {
+    nlohmann::json j = {{"host", options.host}, {"port", port}, {"index", a.index.empty() ? nlohmann::json() : nlohmann::json(a.index)}};
+    if (!options.cache_db.empty()) j["cache"] = options.cache_db;
+    print_json(j);
+  }
   SignalWatcher watcher(stop_signals, server);
   server.run();
   log("serve: stopped cleanly after ", server.requests_served(), " requests");
@@ -85,8 +94,12 @@ void run_serve(ServeArgs& a) {
 void setup_serve(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   auto& s = args->server;
-  auto* cmd = app.add_subcommand("serve", "Serve an index over HTTP: POST /search, POST /verify, GET /health");
-  cmd->add_option("--index", args->index, "Index directory built by 'verity index'")->required();
+  auto* cmd = app.add_subcommand(
+      "serve", "Serve an index and/or a verified semantic cache over HTTP: /search, /verify, /cache/..., /health");
+  cmd->add_option("--index", args->index, "Index directory built by 'verity index' (optional with --cache)");
+  cmd->add_option("--cache", s.cache_db,
+                  "Cache database (SQLite, created if missing): enables the /cache endpoints (docs/CACHE.md)")
+      ->envname("VERITY_SERVE_CACHE");
   cmd->add_option("--host", s.host, "Address to listen on (127.0.0.1 = this machine only)")
       ->envname("VERITY_SERVE_HOST")
       ->capture_default_str();
@@ -142,6 +155,7 @@ void setup_serve(CLI::App& app) {
   add_pipeline_flags(cmd, args->pipeline, "--stage1");
   cmd->add_option("--encoder", args->pipeline.options.encoder,
                   "Override the encoder recorded in the index");
+  add_cache_flags(cmd, s.cache, "cache-");
   add_common_flags(cmd, args->common);
   cmd->callback([args] { run_serve(*args); });
 }

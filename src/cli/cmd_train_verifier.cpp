@@ -3,6 +3,7 @@
 // dataset's train qrels. Details: docs/TRAINING.md.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <random>
 #include <sstream>
 #include <unordered_set>
@@ -18,6 +19,9 @@
 #include "train/verifier_training.hpp"
 #include "verify/ensemble.hpp"
 #include "verify/learned.hpp"
+#include "verify/alignment_verifier.hpp"
+#include "train/alignment_training.hpp"
+#include "data/labelled_pairs.hpp"
 
 namespace verity::cli {
 namespace {
@@ -44,6 +48,11 @@ struct TrainVerifierArgs {
   int threads = 0;
   std::string token_cache;  // frozen: token vectors per text, reused across runs
   train::TrainOptions train_options;
+  // F5: labelled pairs beside the triples.
+  std::vector<std::string> pairs, dev_pairs;
+  size_t max_pairs_per_source = 0, max_dev_pairs_per_source = 0;
+  verify::AlignmentConfig f5;
+  train::AlignmentTrainOptions f5_train;
 };
 
 nlohmann::json accuracy_json(const train::PairwiseAccuracy& a) {
@@ -69,9 +78,129 @@ std::vector<data::Triple> sample(std::vector<data::Triple> triples, size_t count
   return triples;
 }
 
+// Source name of a pair file: its "source" field, else its directory's name
+// (data/pairs/qqp/train.jsonl -> qqp).
+std::string pair_source_name(const data::LabelledPairFile& f) {
+  if (!f.pairs.empty() && !f.pairs.front().source.empty()) return f.pairs.front().source;
+  auto name = std::filesystem::path(f.path).parent_path().filename().string();
+  return name.empty() ? std::filesystem::path(f.path).stem().string() : name;
+}
+
+template <class T>
+std::vector<T> seeded_sample(std::vector<T> items, size_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x2545f4914f6cdd1dULL + 7);
+  std::shuffle(items.begin(), items.end(), rng);
+  if (count && count < items.size()) items.resize(count);
+  return items;
+}
+
+nlohmann::json file_json(const std::string& path, uint64_t hash, size_t n, const char* what) {
+  return {{"path", std::filesystem::path(path).filename().string()}, {"fnv1a64", hex(hash)}, {what, n}};
+}
+
+// F5: pairs (balanced per source) and triples, calibrated on dev.
+void run_train_f5(TrainVerifierArgs& a) {
+  std::map<std::string, train::PairSourceData> by_source;
+  nlohmann::json inputs = {{"pairs", nlohmann::json::array()}, {"dev_pairs", nlohmann::json::array()},
+                           {"triples", nlohmann::json::array()}};
+  auto read_pairs = [&](const std::vector<std::string>& paths, bool dev) {
+    for (const auto& path : paths) {
+      auto f = data::read_labelled_pairs(path, true);
+      if (f.skipped) log("warning: ", path, ": skipped ", f.skipped, " invalid line(s), e.g. ", f.skip_examples.front());
+      const auto name = pair_source_name(f);
+      inputs[dev ? "dev_pairs" : "pairs"].push_back(file_json(path, f.content_hash, f.pairs.size(), "pairs"));
+      inputs[dev ? "dev_pairs" : "pairs"].back()["source"] = name;
+      auto& src = by_source[name];
+      src.name = name;
+      auto& dest = dev ? src.dev : src.train;
+      dest.insert(dest.end(), f.pairs.begin(), f.pairs.end());
+    }
+  };
+  read_pairs(a.pairs, false);
+  read_pairs(a.dev_pairs, true);
+  std::vector<train::PairSourceData> sources;
+  for (auto& [name, src] : by_source) {
+    VERITY_CHECK(!src.train.empty(), ConfigError, "--dev-pairs source '", name, "' has no --pairs training file");
+    src.train = seeded_sample(std::move(src.train), a.max_pairs_per_source, a.f5_train.seed);
+    src.dev = seeded_sample(std::move(src.dev), a.max_dev_pairs_per_source, a.f5_train.seed + 1);
+    log("f5: source ", name, ": ", src.train.size(), " train, ", src.dev.size(), " dev pairs");
+    sources.push_back(std::move(src));
+  }
+  std::vector<data::Triple> train_triples, dev_triples;
+  for (const auto& path : a.train) {
+    auto f = data::read_triples(path);
+    inputs["triples"].push_back(file_json(path, f.content_hash, f.triples.size(), "triples"));
+    train_triples.insert(train_triples.end(), f.triples.begin(), f.triples.end());
+  }
+  if (a.max_train) train_triples = seeded_sample(std::move(train_triples), a.max_train, a.f5_train.seed);
+  if (!a.dev.empty()) {
+    auto f = data::read_triples(a.dev);
+    inputs["dev_triples"] = file_json(a.dev, f.content_hash, f.triples.size(), "triples");
+    dev_triples = std::move(f.triples);
+  }
+  auto encoder = encode::make_encoder(a.encoder);
+  auto o = a.f5_train;
+  // The options F3/F4 training shares.
+  o.epochs = a.train_options.epochs;
+  o.lr = a.train_options.lr;
+  o.weight_decay = a.train_options.weight_decay;
+  o.seed = a.train_options.seed;
+  o.patience = a.train_options.patience;
+  o.encode_batch = a.encode_batch;
+  o.sample_cache = a.token_cache;
+  nlohmann::json provenance = {
+      {"argv", invocation()},
+      {"verifier", "f5"},
+      {"encoder", encode::encoder_identity(*encoder)},
+      {"inputs", inputs},
+      {"options",
+       {{"epochs", o.epochs}, {"steps_per_epoch", o.steps_per_epoch}, {"pairs_per_source", o.pairs_per_source},
+        {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
+        {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"seed", o.seed},
+        {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
+        {"max_train_triples", a.max_train}}}};
+  train::AlignmentTrainReport report;
+  auto model = train::train_alignment_verifier(a.f5, *encoder, sources, train_triples, dev_triples, o,
+                                               provenance.dump(), report);
+  model->save(a.out);
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const auto& e : report.epochs)
+    epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"dev_macro_auc", e.dev_macro_auc},
+                      {"dev_auc", e.dev_auc}, {"seconds", e.seconds}});
+  nlohmann::json dev = nlohmann::json::object();
+  for (const auto& [name, m] : report.dev)
+    dev[name] = {{"auc", m.auc}, {"accuracy", m.accuracy}, {"best_accuracy", m.best_accuracy}, {"count", m.count}};
+  nlohmann::json summary = provenance;
+  summary.update({{"out", a.out},
+                  {"parameters", model->parameter_count()},
+                  {"train_pairs", report.train_pairs},
+                  {"dev_pairs", report.dev_pairs},
+                  {"train_triples", report.train_triples},
+                  {"dev_triples", report.dev_triples},
+                  {"steps", report.steps},
+                  {"best_epoch", report.best_epoch},
+                  {"best_dev_macro_auc", report.best_dev_macro_auc},
+                  {"calibration",
+                   {{"scale", report.calibration.scale},
+                    {"bias", report.calibration.bias},
+                    {"threshold", report.calibration.threshold}}},
+                  {"dev", dev},
+                  {"dev_nearmiss_pairwise_acc", report.dev_nearmiss_by_type},
+                  {"encode_seconds", report.encode_seconds},
+                  {"train_seconds", report.train_seconds},
+                  {"epoch_log", epochs}});
+  log("wrote ", model->spec(), " (", model->parameter_count(), " parameters); best epoch ", report.best_epoch,
+      ", dev macro AUC ", report.best_dev_macro_auc);
+  if (a.common.json) print_json(summary);
+}
+
 void run_train_verifier(TrainVerifierArgs& a) {
   apply_common_flags(a.common);
   install_interrupt_handler();
+  if (a.verifier == "f5") return run_train_f5(a);
+  VERITY_CHECK(!a.train.empty(), ConfigError, "--train: F3/F4 need training triples");
+  VERITY_CHECK(a.pairs.empty() && a.dev_pairs.empty(), ConfigError,
+               "--pairs/--dev-pairs train F5 (--verifier f5); F3/F4 learn from triples only");
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,
@@ -294,8 +423,7 @@ void setup_train_verifier(CLI::App& app) {
   auto* cmd = app.add_subcommand("train-verifier", "Train an F3/F4 verifier on (query, positive, negative) triples");
   auto& o = a->train_options;
   cmd->add_option("--train", a->train,
-                  "Training triples (JSONL, data/triples.hpp); repeatable, exact duplicates across files dropped")
-      ->required();
+                  "Training triples (JSONL, data/triples.hpp); repeatable, exact duplicates across files dropped");
   cmd->add_option("--dev", a->dev, "Dev triples: early stopping and best-epoch choice");
   cmd->add_option("--test", a->test, "Test triples: pairwise accuracy per type in the summary");
   cmd->add_option("--out", a->out, "Output verifier file (VVRF, written atomically)")->required();
@@ -304,8 +432,8 @@ void setup_train_verifier(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--encoder-lr", a->encoder_lr, "end2end: AdamW learning rate of the encoder")->capture_default_str();
   cmd->add_option("--encoder-out", a->encoder_out, "end2end: fine-tuned encoder directory (default: OUT.encoder)");
-  cmd->add_option("--verifier", a->verifier, "f3 (CNN) | f4 (ViT)")
-      ->check(CLI::IsMember({"f3", "f4"}))->capture_default_str();
+  cmd->add_option("--verifier", a->verifier, "f3 (CNN) | f4 (ViT) | f5 (alignment reader, pairs + triples)")
+      ->check(CLI::IsMember({"f3", "f4", "f5"}))->capture_default_str();
   cmd->add_option("--map-size", a->map_size, "Map canvas size (crop/pad)")->capture_default_str();
   cmd->add_option("--channels", a->channels, "F3 channels of the three conv layers")->delimiter(',')->expected(3);
   cmd->add_option("--dev-metric", o.dev_metric,
@@ -351,6 +479,29 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--retrieval-dev-fraction", a->retrieval_dev_fraction,
                   "Share of retrieval queries held out into dev")->capture_default_str();
   cmd->add_option("--threads", a->threads, "BM25 build threads (0: all cores)");
+  auto& f5 = a->f5;
+  auto& f5o = a->f5_train;
+  cmd->add_option("--pairs", a->pairs, "F5: labelled pair JSONL {a, b, label} (repeatable; one source per directory)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--dev-pairs", a->dev_pairs, "F5: dev pairs per source (epoch choice, calibration, threshold)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source, "F5: seeded cap on training pairs per source");
+  cmd->add_option("--max-dev-pairs-per-source", a->max_dev_pairs_per_source, "F5: seeded cap on dev pairs per source");
+  cmd->add_option("--f5-hidden", f5.hidden, "F5 per-token width")->capture_default_str();
+  cmd->add_option("--f5-embedding", f5.token_embedding, "F5 learned vector per token bucket (0: none)")
+      ->capture_default_str();
+  cmd->add_option("--f5-mlp", f5.mlp, "F5 final layer width")->capture_default_str();
+  cmd->add_option("--f5-conv", f5.conv, "F5 1-D convolution along each text (true/false)")->capture_default_str();
+  cmd->add_option("--f5-inputs", f5.inputs, "F5 input groups: map,identity,pooled")->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--steps-per-epoch", f5o.steps_per_epoch, "F5 optimizer steps per epoch")->capture_default_str();
+  cmd->add_option("--pairs-per-source", f5o.pairs_per_source, "F5 pairs drawn per source per step")
+      ->capture_default_str();
+  cmd->add_option("--triples-per-step", f5o.triples_per_step, "F5 near-miss triples per step (balanced by type)")
+      ->capture_default_str();
+  cmd->add_option("--triple-weight", f5o.triple_weight, "F5 weight of the triple losses")->capture_default_str();
+  cmd->add_option("--pooled-dropout", f5o.pooled_dropout, "F5 share of training pairs without the pooled cosine")
+      ->capture_default_str();
   add_common_flags(cmd, a->common);
   cmd->callback([a] { run_train_verifier(*a); });
 }

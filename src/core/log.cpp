@@ -1,5 +1,6 @@
 #include "core/log.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -86,6 +87,41 @@ void install_interrupt_handler() {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
 }
+
+namespace {
+std::mutex g_capture_mutex;
+size_t g_captures = 0;
+struct sigaction g_host_action {};
+
+extern "C" void on_captured_signal(int sig, siginfo_t* info, void* context) {
+  g_interrupt = 1;
+  if (g_host_action.sa_flags & SA_SIGINFO) {
+    if (g_host_action.sa_sigaction) g_host_action.sa_sigaction(sig, info, context);
+  } else if (g_host_action.sa_handler != SIG_DFL && g_host_action.sa_handler != SIG_IGN) {
+    g_host_action.sa_handler(sig);
+  }
+}
+}  // namespace
+
+InterruptCapture::InterruptCapture() {
+  std::lock_guard lock(g_capture_mutex);
+  if (g_captures++ > 0) return;
+  struct sigaction capture {};
+  capture.sa_sigaction = on_captured_signal;
+  capture.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&capture.sa_mask);
+  sigaction(SIGINT, nullptr, &g_host_action);
+  if (!(g_host_action.sa_flags & SA_SIGINFO) && g_host_action.sa_handler == SIG_IGN) return;
+  sigaction(SIGINT, &capture, nullptr);
+}
+
+InterruptCapture::~InterruptCapture() {
+  std::lock_guard lock(g_capture_mutex);
+  if (--g_captures > 0) return;
+  sigaction(SIGINT, &g_host_action, nullptr);
+  g_interrupt = 0;
+}
+
 bool interrupt_requested() { return g_interrupt != 0; }
 void check_interrupt() {
   VERITY_CHECK(!g_interrupt, Interrupted, "interrupted by signal; no partial output was written");

@@ -45,4 +45,18 @@ bool interrupt_requested();
 // Throws Interrupted if the user asked to stop.
 void check_interrupt();
 
+// For hosts that keep their own SIGINT handler (the Python module): while any
+// capture is alive, SIGINT sets the flag above and then runs the host's
+// handler (nothing for the default action: the call stops, the process
+// stays), so a long library call stops at its next check and the host still
+// sees the signal. The last capture to end restores the host's handler and
+// clears the flag. A host that ignores SIGINT keeps ignoring it. Thread-safe.
+class InterruptCapture {
+ public:
+  InterruptCapture();
+  ~InterruptCapture();
+  InterruptCapture(const InterruptCapture&) = delete;
+  InterruptCapture& operator=(const InterruptCapture&) = delete;
+};
+
 }  // namespace verity

@@ -94,6 +94,10 @@ std::string Corpus::indexed_text(size_t i) const {
   return s;
 }
 
+std::string corpus_file(const std::string& dir_or_file) {
+  return std::filesystem::is_directory(dir_or_file) ? dir_or_file + "/corpus.jsonl" : dir_or_file;
+}
+
 Corpus load_corpus(const std::string& path, DocFields fields) {
   Corpus corpus;
   corpus.path = path;

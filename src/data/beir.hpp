@@ -92,6 +92,8 @@ struct BeirDataset {
 };
 
 Corpus load_corpus(const std::string& path, DocFields fields = DocFields::kTitleAndText);
+// The corpus file a path names: <path>/corpus.jsonl for a BEIR directory, else the path.
+std::string corpus_file(const std::string& dir_or_file);
 std::vector<Query> load_queries(const std::string& path);
 // Reads a qrels TSV as is (no id checks); `rows` receives the number of data rows.
 Qrels load_qrels(const std::string& path, size_t* rows = nullptr);
@@ -99,7 +101,5 @@ Qrels load_qrels(const std::string& path, size_t* rows = nullptr);
 // Loads the dataset and checks qrels against corpus and queries (see the top of this file).
 BeirDataset load_beir(const std::string& dir, const std::string& split = "test",
                       const LoadOptions& options = {});
-
-
 
 }  // namespace verity::data

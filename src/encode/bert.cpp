@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "core/log.hpp"
 #include "encode/detail/bert_model.hpp"
 #include "encode/model_dir.hpp"
 #include "encode/safetensors.hpp"
@@ -333,6 +334,7 @@ Encoded BertEncoder::encode(std::span<const std::string> texts, const EncodeOpti
   }
   torch::InferenceMode inference;
   for (size_t start = 0; start < n; start += batch_size) {
+    check_interrupt();
     const size_t bn = std::min(batch_size, n - start);
     const size_t tb = toks[order[start]].ids.size();
     std::vector<const std::vector<int32_t>*> rows;

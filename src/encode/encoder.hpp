@@ -18,7 +18,9 @@ struct EncodeOptions {
   bool with_tokens = true;     // fill token vectors and token strings
 };
 
-// Output for B texts, padded to T = the longest tokenized text.
+// Output for B texts, padded to T = the longest tokenized text. Padding is
+// on the right: text b's real positions are 0..length(b)-1, so its token rows
+// are one contiguous [length(b) × D] block at tokens.data() + b*T*D.
 struct Encoded {
   size_t batch = 0, max_tokens = 0, dim = 0;
   std::vector<float> pooled;                              // [B, D]
@@ -41,6 +43,8 @@ class Encoder {
   virtual std::string spec() const = 0;
   virtual size_t dim() const = 0;
   // Deterministic: the same texts and options give bit-identical output.
+  // Batched encoders throw Interrupted between batches once an interrupt was
+  // requested (core/log.hpp), so a long encode can be stopped.
   virtual Encoded encode(std::span<const std::string> texts, const EncodeOptions& opts) const = 0;
 };
 

@@ -1,9 +1,12 @@
 #include "encode/registry.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "encode/bert.hpp"
@@ -72,6 +75,26 @@ std::unique_ptr<Encoder> make_encoder(const std::string& spec) {
   if (fs::is_directory(spec)) return load_kind(detect_kind(spec), spec);
   throw ConfigError(cat("unknown encoder '", spec, "': not a model name (use-lite, glove), ",
                         "not kind:DIR (", kinds_list(), ") and not a directory"));
+}
+
+std::string encoder_identity(const Encoder& encoder) {
+  const std::string spec = encoder.spec();
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos || !fs::is_directory(spec.substr(colon + 1))) return spec;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(spec.substr(colon + 1)))
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  uint32_t crc = 0;
+  for (const auto& f : files) {
+    const auto name = f.filename().string();
+    crc = crc32c(name.data(), name.size(), crc);
+    MappedFile mapped(f.string());
+    crc = crc32c(mapped.bytes().data(), mapped.size(), crc);
+  }
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", crc);
+  return spec.substr(0, colon) + ":" + hex;
 }
 
 void convert_pretrained(const std::string& kind, const std::string& from, const std::string& out) {

@@ -23,6 +23,12 @@ std::vector<EncoderKind> encoder_kinds();
 std::string model_root();
 std::unique_ptr<Encoder> make_encoder(const std::string& spec);
 
+// What a trained verifier records of the encoder its maps came from:
+// "<kind>:<crc32c of the model directory's files>", e.g. "use-lite:1a2b3c4d".
+// Independent of where the directory lives; a fine-tuned copy differs.
+// Encoders whose spec names no directory give their spec.
+std::string encoder_identity(const Encoder& encoder);
+
 // Converts npm-installed pretrained weights into a verity model directory.
 // kind: "use-lite" or "glove".
 void convert_pretrained(const std::string& kind, const std::string& from, const std::string& out);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "encode/detail/use_lite_model.hpp"
 #include "encode/model_dir.hpp"
 #include "encode/safetensors.hpp"
@@ -226,6 +227,7 @@ Encoded UseLiteEncoder::encode(std::span<const std::string> texts, const EncodeO
 
   torch::InferenceMode inference;
   for (size_t begin = 0; begin < B; begin += opts.batch_size) {
+    check_interrupt();
     const size_t end = std::min(B, begin + opts.batch_size), n = end - begin;
     size_t Tb = 1;  // an all-empty batch still needs one (masked) position
     for (size_t j = begin; j < end; ++j) Tb = std::max(Tb, ids[order[j]].size());

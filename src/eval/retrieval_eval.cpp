@@ -75,8 +75,9 @@ std::string index_cache_key(const data::BeirDataset& ds, const search::IndexBuil
   std::string key = cat(data::doc_fields_name(ds.corpus.fields), "|", b.analyzer, "|", b.k1, "|", b.b);
   if (b.dense || b.tokens) {
     auto spec = encode::make_encoder(b.encoder)->spec();
+    // "tids+pool": token stores carry identities and pooled vectors (older cached ones do not).
     key += cat("|", spec, "|", search::encoder_fingerprint(spec), "|", b.dense_index, "|",
-               b.token_precision);
+               b.token_precision, "|tids+pool");
   }
   char buf[80];
   std::snprintf(buf, sizeof buf, "-%016llx-%016llx", (unsigned long long)ds.corpus.content_hash,

@@ -433,7 +433,7 @@ std::string run_transfer(const TransferConfig &c, PlanStats *stats) {
 
   // Diagnostics of the sources with the frozen backbone, and their agreement.
   log("transfer: diagnosing ", c.sources.size(), " sources with the frozen ", c.backbone);
-  auto corpus = data::load_corpus(is_directory(c.idf_corpus) ? c.idf_corpus + "/corpus.jsonl" : c.idf_corpus);
+  auto corpus = data::load_corpus(data::corpus_file(c.idf_corpus));
   std::vector<std::string> corpus_texts;
   for (size_t i = 0; i < corpus.size(); ++i) corpus_texts.push_back(corpus.indexed_text(i));
   text::Analyzer analyzer;

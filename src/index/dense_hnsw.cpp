@@ -3,8 +3,12 @@
 #include <hnswlib/hnswlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -48,12 +52,14 @@ class ScratchFile {
 // the header against META and the spec, every link list's length and neighbour ids
 // against the element count, each upper-level neighbour's own level, the entry
 // point, labels (they index ids_), and the per-element upper-level blocks up to
-// the section's end.
-void check_hnsw_dump(const SectionFile& file, size_t dim, size_t count, const HnswOptions& o) {
-  ByteReader r = file.reader("HNSW");
+// the section's end. expected_count: the element count META gives, or SIZE_MAX when
+// any count will do (HnswGraph). dense_labels: labels index ids_ (HnswIndex), so each
+// must be below the count; HnswGraph's labels are free int64 ids.
+void check_hnsw_dump(ByteReader r, const std::string& where, size_t dim, size_t expected_count, const HnswOptions& o,
+                     bool dense_labels) {
   const auto offset_level0 = r.read<size_t>();
-  r.read<size_t>();  // max_elements_
-  const auto stored_count = r.read<size_t>();
+  const auto max_elements = r.read<size_t>();
+  const auto count = r.read<size_t>();
   const auto size_per_element = r.read<size_t>();
   const auto label_offset = r.read<size_t>();
   const auto offset_data = r.read<size_t>();
@@ -64,9 +70,10 @@ void check_hnsw_dump(const SectionFile& file, size_t dim, size_t count, const Hn
   const auto m = r.read<size_t>();
   r.read<double>();  // mult_
   r.read<size_t>();  // ef_construction_
-  const std::string where = file.path() + " section 'HNSW'";
-  VERITY_CHECK(stored_count == count, FormatError, where, ": element count ", stored_count,
-               ", META count=", count);
+  VERITY_CHECK(expected_count == SIZE_MAX || count == expected_count, FormatError, where, ": element count ",
+               count, ", META count=", expected_count);
+  VERITY_CHECK(count <= max_elements, FormatError, where, ": element count ", count, " above the capacity ",
+               max_elements);
   VERITY_CHECK(m == o.M && max_m == o.M && max_m0 == 2 * o.M, FormatError, where, ": M=", m,
                " (maxM=", max_m, ", maxM0=", max_m0, ") does not match spec M=", o.M);
   VERITY_CHECK(offset_level0 == 0 &&
@@ -112,7 +119,7 @@ void check_hnsw_dump(const SectionFile& file, size_t dim, size_t count, const Hn
     }
     hnswlib::labeltype label;
     std::memcpy(&label, e + label_offset, sizeof label);
-    VERITY_CHECK(label < count, FormatError, where, ": element ", i, " has label ", label, " of ", count);
+    VERITY_CHECK(!dense_labels || label < count, FormatError, where, ": element ", i, " has label ", label, " of ", count);
   }
   const size_t links_size = max_m * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
   std::vector<int> levels(count);
@@ -130,6 +137,28 @@ void check_hnsw_dump(const SectionFile& file, size_t dim, size_t count, const Hn
                " has level ", count ? levels[entry_point] : 0, ", the graph's top is ", max_level);
   for (size_t i = 0; i < count; ++i)
     for (int l = 1; l <= levels[i]; ++l) check_links(upper[i] + size_t(l - 1) * links_size, max_m, i, l, &levels);
+}
+
+void check_hnsw_header(const SectionFile& file, size_t dim, size_t count, const HnswOptions& o) {
+  check_hnsw_dump(file.reader("HNSW"), file.path() + " section 'HNSW'", dim, count, o, true);
+}
+
+// Loads a dump into `space`'s graph via a scratch file (hnswlib 0.6 reads only
+// named files). A half-loaded HierarchicalNSW frees uninitialized pointers in
+// its destructor, so on failure it is leaked; this happens only on damage.
+std::unique_ptr<hnswlib::HierarchicalNSW<float>> load_hnsw_dump(std::span<const std::byte> dump,
+                                                                 hnswlib::InnerProductSpace& space, size_t capacity,
+                                                                 const std::string& where) {
+  ScratchFile scratch((std::filesystem::temp_directory_path() / "verity").string());
+  write_file_atomic(scratch.path(), std::string_view(reinterpret_cast<const char*>(dump.data()), dump.size()));
+  auto hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(&space);
+  try {
+    hnsw->loadIndex(scratch.path(), &space, std::max<size_t>(capacity, 1));
+  } catch (const std::runtime_error& e) {
+    (void)hnsw.release();
+    throw FormatError(cat(where, ": hnswlib rejected the graph: ", e.what()));
+  }
+  return hnsw;
 }
 
 }  // namespace
@@ -202,26 +231,123 @@ void HnswIndex::save(const std::string& path) const {
 
 std::unique_ptr<HnswIndex> HnswIndex::load(const SectionFile& file, size_t dim, size_t count,
                                            const HnswOptions& options) {
-  check_hnsw_dump(file, dim, count, options);
+  check_hnsw_header(file, dim, count, options);
   auto index = std::make_unique<HnswIndex>(dim, options);
-  auto dump = file.section("HNSW");
-  ScratchFile scratch((std::filesystem::temp_directory_path() / "verity").string());
-  write_file_atomic(scratch.path(),
-                    std::string_view(reinterpret_cast<const char*>(dump.data()), dump.size()));
   auto& graph = *index->graph_;
-  graph.hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(&graph.space);
-  try {
-    graph.hnsw->loadIndex(scratch.path(), &graph.space, std::max<size_t>(count, 1));
-  } catch (const std::runtime_error& e) {
-    // A half-loaded HierarchicalNSW frees uninitialized pointers in its
-    // destructor, so it is leaked instead; this only happens on a damaged file.
-    (void)graph.hnsw.release();
-    throw FormatError(cat(file.path(), " section 'HNSW': hnswlib rejected the graph: ", e.what()));
-  }
+  graph.hnsw = load_hnsw_dump(file.section("HNSW"), graph.space, count, file.path() + " section 'HNSW'");
   graph.hnsw->setEf(options.ef_search);
   auto ids = file.array<int64_t>("IDS.");
   index->ids_.assign(ids.begin(), ids.end());
   return index;
+}
+
+struct HnswGraph::Impl {
+  hnswlib::InnerProductSpace space;  // before the graph, which reads its dimension
+  std::unique_ptr<hnswlib::HierarchicalNSW<float>> hnsw;
+  size_t dim;
+  Impl(size_t d) : space(d), dim(d) {}
+  std::optional<hnswlib::tableint> internal(int64_t label) const {
+    auto it = hnsw->label_lookup_.find(hnswlib::labeltype(label));
+    if (it == hnsw->label_lookup_.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+HnswGraph::HnswGraph(size_t dim, const HnswOptions& o, size_t capacity) : impl_(std::make_unique<Impl>(dim)) {
+  VERITY_CHECK(dim > 0, ConfigError, "hnsw graph: dim must be positive");
+  impl_->hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(&impl_->space, std::max<size_t>(capacity, 16),
+                                                                   o.M, o.ef_construction, o.seed);
+  impl_->hnsw->setEf(o.ef_search);
+}
+
+HnswGraph::~HnswGraph() = default;
+
+void HnswGraph::add(std::span<const int64_t> labels, std::span<const float> vectors, size_t threads) {
+  auto& g = *impl_->hnsw;
+  const size_t dim = impl_->dim;
+  VERITY_CHECK(vectors.size() == labels.size() * dim, ConfigError, "hnsw graph: ", vectors.size(), " floats for ",
+               labels.size(), " vectors of dim ", dim);
+  size_t need = g.cur_element_count + labels.size();
+  if (need > g.max_elements_) g.resizeIndex(std::max(need, 2 * g.max_elements_));
+  threads = std::max<size_t>(1, std::min(threads, labels.size() / 64 + 1));
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_lock;
+  auto work = [&] {
+    try {
+      for (size_t r; (r = next++) < labels.size();) g.addPoint(vectors.data() + r * dim, hnswlib::labeltype(labels[r]));
+    } catch (...) {
+      std::lock_guard lock(error_lock);
+      if (!error) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+bool HnswGraph::has_label(int64_t label) const { return impl_->internal(label).has_value(); }
+
+bool HnswGraph::is_marked(int64_t label) const {
+  auto i = impl_->internal(label);
+  return i && impl_->hnsw->isMarkedDeleted(*i);
+}
+
+void HnswGraph::mark_deleted(int64_t label) { impl_->hnsw->markDelete(hnswlib::labeltype(label)); }
+
+size_t HnswGraph::marked() const { return impl_->hnsw->num_deleted_; }
+
+std::vector<float> HnswGraph::vector_of(int64_t label) const {
+  return impl_->hnsw->getDataByLabel<float>(hnswlib::labeltype(label));
+}
+
+std::vector<std::pair<int64_t, float>> HnswGraph::search(std::span<const float> query, size_t k) const {
+  VERITY_CHECK(query.size() == impl_->dim, ConfigError, "hnsw graph: query has ", query.size(), " floats, dim is ",
+               impl_->dim);
+  std::vector<std::pair<int64_t, float>> out;
+  if (k == 0 || impl_->hnsw->cur_element_count == impl_->hnsw->num_deleted_) return out;
+  auto heap = impl_->hnsw->searchKnn(query.data(), k);  // farthest on top
+  out.resize(heap.size());
+  for (size_t r = heap.size(); r-- > 0; heap.pop()) out[r] = {int64_t(heap.top().second), 1.0f - heap.top().first};
+  return out;
+}
+
+std::string HnswGraph::serialize() const {
+  ScratchFile scratch((std::filesystem::temp_directory_path() / "verity").string());
+  impl_->hnsw->saveIndex(scratch.path());
+  return read_file(scratch.path());
+}
+
+std::unique_ptr<HnswGraph> HnswGraph::deserialize(size_t dim, const HnswOptions& o, std::span<const std::byte> dump,
+                                                  const std::string& where) {
+  check_hnsw_dump(ByteReader(dump, where), where, dim, SIZE_MAX, o, false);
+  auto g = std::make_unique<HnswGraph>(dim, o, 16);
+  ByteReader r(dump, where);
+  r.read<size_t>();
+  const auto capacity = r.read<size_t>();
+  g->impl_->hnsw = load_hnsw_dump(dump, g->impl_->space, capacity, where);
+  g->impl_->hnsw->setEf(o.ef_search);
+  return g;
+}
+
+std::vector<int64_t> HnswGraph::live_labels() const {
+  std::vector<int64_t> out;
+  for (const auto& [label, internal] : impl_->hnsw->label_lookup_)
+    if (!impl_->hnsw->isMarkedDeleted(internal)) out.push_back(int64_t(label));
+  return out;
+}
+
+float inner_product(const float* a, const float* b, size_t dim) {
+  // One space per dimension and thread: the distance function reads its dimension from it.
+  thread_local std::unique_ptr<hnswlib::InnerProductSpace> space;
+  thread_local size_t space_dim = 0;
+  if (space_dim != dim) {
+    space = std::make_unique<hnswlib::InnerProductSpace>(dim);
+    space_dim = dim;
+  }
+  return 1.0f - space->get_dist_func()(a, b, space->get_dist_func_param());
 }
 
 }  // namespace verity::index

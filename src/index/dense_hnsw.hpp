@@ -43,4 +43,40 @@ class HnswIndex final : public DenseIndex {
   std::vector<int64_t> ids_;  // hnswlib label = position in ids_
 };
 
+// A mutable HNSW graph with int64 labels over vectors the caller has
+// L2-normalized: insert (re-adding a label updates its vector and revives it),
+// mark deleted (hnswlib 0.6 only marks; searches skip marked nodes), search.
+// The semantic cache's per-namespace index builds on it. Lives here because
+// hnswlib's headers define non-inline globals and may be included by one
+// translation unit only. add() and search() must not run at the same time;
+// several add() calls on different labels may (hnswlib locks per node).
+class HnswGraph {
+ public:
+  HnswGraph(size_t dim, const HnswOptions& options, size_t capacity);
+  ~HnswGraph();
+  // labels.size() × dim vectors; capacity grows as needed. Inserts run on
+  // up to `threads` threads (labels must be distinct).
+  void add(std::span<const int64_t> labels, std::span<const float> vectors, size_t threads);
+  bool has_label(int64_t label) const;     // in the graph, marked or not
+  bool is_marked(int64_t label) const;     // false for an absent label
+  void mark_deleted(int64_t label);        // the label must be present and unmarked
+  size_t marked() const;
+  std::vector<float> vector_of(int64_t label) const;
+  // Up to k unmarked labels by cosine, best first.
+  std::vector<std::pair<int64_t, float>> search(std::span<const float> query, size_t k) const;
+  std::vector<int64_t> live_labels() const;  // unmarked labels, any order
+  // hnswlib's own dump, and back; a dump whose layout does not match dim and
+  // options.M is a FormatError naming `where`.
+  std::string serialize() const;
+  static std::unique_ptr<HnswGraph> deserialize(size_t dim, const HnswOptions& options,
+                                                std::span<const std::byte> dump, const std::string& where);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// <a, b> over dim floats with hnswlib's SIMD kernel.
+float inner_product(const float* a, const float* b, size_t dim);
+
 }  // namespace verity::index

@@ -60,13 +60,13 @@ __attribute__((target("f16c,avx"))) void decode_halves_f16c(const uint16_t* in, 
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
   for (; i < n; ++i) out[i] = half_to_float(in[i]);
 }
+}  // namespace
 
 void decode_halves(const uint16_t* in, float* out, size_t n) {
   static const bool has_f16c = cpu_has_f16c() && __builtin_cpu_supports("avx");
   if (has_f16c) return decode_halves_f16c(in, out, n);
   for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
 }
-}  // namespace
 
 std::string_view to_string(TokenPrecision p) {
   switch (p) {
@@ -104,8 +104,19 @@ TokenStoreBuilder::TokenStoreBuilder(size_t dim, TokenPrecision precision)
   VERITY_CHECK(dim > 0, ConfigError, "token store: dim must be positive");
 }
 
-uint64_t TokenStoreBuilder::add_document(std::span<const float> tokens) {
+uint64_t TokenStoreBuilder::add_document(std::span<const float> tokens, std::span<const uint32_t> ids,
+                                         std::span<const float> pooled) {
   const uint64_t doc = num_documents();
+  // Identities and pooled vectors: every document or none (the first decides).
+  if (doc == 0) with_ids_ = !ids.empty(), with_pooled_ = !pooled.empty();
+  VERITY_CHECK(ids.empty() != with_ids_, ConfigError, "token store: document ", doc,
+               with_ids_ ? " has no token identities, earlier documents have" : " has token identities, document 0 has none");
+  VERITY_CHECK(pooled.empty() != with_pooled_, ConfigError, "token store: document ", doc,
+               with_pooled_ ? " has no pooled vector, earlier documents have" : " has a pooled vector, document 0 has none");
+  VERITY_CHECK(ids.empty() || ids.size() * dim_ == tokens.size(), ConfigError, "token store: document ", doc, " has ",
+               ids.size(), " token identities for ", tokens.size() / dim_, " token vectors");
+  VERITY_CHECK(pooled.empty() || pooled.size() == dim_, ConfigError, "token store: document ", doc,
+               " pooled vector has ", pooled.size(), " values, dim=", dim_);
   VERITY_CHECK(tokens.size() % dim_ == 0, ConfigError, "token store: document ", doc, " has ",
                tokens.size(), " floats, not a multiple of dim=", dim_);
   const size_t n = tokens.size() / dim_;
@@ -144,6 +155,16 @@ uint64_t TokenStoreBuilder::add_document(std::span<const float> tokens) {
       break;
   }
   offsets_.push_back(offsets_.back() + n);
+  ids_.insert(ids_.end(), ids.begin(), ids.end());
+  if (!pooled.empty()) {
+    double norm = 0;
+    for (float v : pooled) {
+      VERITY_CHECK(std::isfinite(v), ConfigError, "token store: document ", doc, " pooled vector is not finite");
+      norm += double(v) * v;
+    }
+    const float inv = norm > 0 ? float(1.0 / std::sqrt(norm)) : 0.0f;
+    for (float v : pooled) pooled_.push_back(v * inv);
+  }
   return doc;
 }
 
@@ -158,6 +179,8 @@ void TokenStoreBuilder::save(const std::string& path) const {
   out.add_array("OFFS", std::span<const uint64_t>(offsets_));
   out.add("DATA", codes_.data(), codes_.size());
   if (precision_ == TokenPrecision::int8) out.add_array("SCAL", std::span<const float>(scales_));
+  if (with_ids_) out.add_array("TIDS", std::span<const uint32_t>(ids_));
+  if (with_pooled_) out.add_array("POOL", std::span<const float>(pooled_));
   out.commit();
 }
 
@@ -193,6 +216,30 @@ TokenStore::TokenStore(const std::string& path) : file_(path, kMagic, kVersion) 
       VERITY_CHECK(std::isfinite(scales_[i]) && scales_[i] >= 0, FormatError, path, ": SCAL[", i,
                    "]=", scales_[i], " is not a finite non-negative scale");
   }
+  if (file_.has("TIDS")) {
+    ids_ = file_.array<uint32_t>("TIDS");
+    VERITY_CHECK(ids_.size() == tokens, FormatError, path, ": TIDS holds ", ids_.size(), " token identities, expected ",
+                 tokens);
+  }
+  if (file_.has("POOL")) {
+    pooled_ = file_.array<float>("POOL");
+    VERITY_CHECK(pooled_.size() == documents * dim_, FormatError, path, ": POOL holds ", pooled_.size(),
+                 " values, expected documents×dim = ", documents, "×", dim_);
+    for (size_t i = 0; i < pooled_.size(); ++i)
+      VERITY_CHECK(std::isfinite(pooled_[i]), FormatError, path, ": POOL value ", i, " is not finite");
+  }
+}
+
+std::span<const uint32_t> TokenStore::ids(uint64_t doc) const {
+  check_doc(doc);
+  if (ids_.empty()) return {};
+  return ids_.subspan(size_t(offsets_[doc]), size_t(offsets_[doc + 1] - offsets_[doc]));
+}
+
+std::span<const float> TokenStore::pooled(uint64_t doc) const {
+  check_doc(doc);
+  if (pooled_.empty()) return {};
+  return pooled_.subspan(size_t(doc) * dim_, dim_);
 }
 
 void TokenStore::check_doc(uint64_t doc) const {

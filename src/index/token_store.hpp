@@ -14,6 +14,10 @@
 //   OFFS  u64[documents + 1]   token offsets; OFFS[0] = 0, non-decreasing, last = tokens
 //   DATA  tokens × dim codes   f32 / u16 half bits / i8
 //   SCAL  f32[tokens]          int8 only: the per-vector scale
+//   TIDS  u32[tokens]          optional: token identities (verify::token_identity of the piece)
+//   POOL  f32[documents × dim] optional: L2-normalized pooled vectors
+// TIDS and POOL let stage 2 give context-aware verifiers (F5) exact token
+// matches and the pooled cosine; stores written without them still load.
 // The file is memory-mapped on load; offsets, sizes and scales are validated
 // once, so get()/decode() need no further checks beyond the document range.
 #include <cstddef>
@@ -43,7 +47,10 @@ class TokenStoreBuilder {
   // Appends one document of n = tokens.size()/dim token vectors (n may be 0)
   // and returns its document number. Non-finite components, and for fp16
   // values beyond ±65504, throw ConfigError naming document, token and component.
-  uint64_t add_document(std::span<const float> tokens);
+  // ids (n token identities) and pooled (dim values) are optional, but given
+  // for every document or for none.
+  uint64_t add_document(std::span<const float> tokens, std::span<const uint32_t> ids = {},
+                        std::span<const float> pooled = {});
   void save(const std::string& path) const;
   size_t num_documents() const { return offsets_.size() - 1; }
   size_t num_tokens() const { return offsets_.back(); }
@@ -54,6 +61,9 @@ class TokenStoreBuilder {
   std::vector<uint64_t> offsets_{0};
   std::vector<std::byte> codes_;
   std::vector<float> scales_;
+  bool with_ids_ = false, with_pooled_ = false;
+  std::vector<uint32_t> ids_;
+  std::vector<float> pooled_;
 };
 
 class TokenStore {
@@ -77,6 +87,12 @@ class TokenStore {
     size_t n = 0;
   };
   RawRows raw(uint64_t doc) const;
+  // doc's token identities and normalized pooled vector; empty when the
+  // store was written without them.
+  std::span<const uint32_t> ids(uint64_t doc) const;
+  std::span<const float> pooled(uint64_t doc) const;
+  bool has_ids() const { return !ids_.empty() || num_tokens() == 0; }
+  bool has_pooled() const { return !pooled_.empty(); }
   const std::string& path() const { return file_.path(); }
 
  private:
@@ -87,10 +103,14 @@ class TokenStore {
   std::span<const uint64_t> offsets_;
   std::span<const std::byte> codes_;
   std::span<const float> scales_;
+  std::span<const uint32_t> ids_;
+  std::span<const float> pooled_;
 };
 
 // IEEE 754 binary16 conversions (round to nearest even), exposed for tests.
 uint16_t float_to_half(float value);
 float half_to_float(uint16_t bits);
+// n halves to floats, with the CPU's F16C instruction when it has one.
+void decode_halves(const uint16_t* in, float* out, size_t n);
 
 }  // namespace verity::index

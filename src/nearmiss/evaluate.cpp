@@ -1,30 +1,16 @@
 #include "nearmiss/evaluate.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cmath>
-#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
 #include "nearmiss/metrics.hpp"
 #include "verify/learned.hpp"
-#include "verify/similarity_map.hpp"
+#include "eval/pair_eval.hpp"
 
 namespace verity::nearmiss {
 namespace {
-
-float cosine(std::span<const float> a, std::span<const float> b) {
-  double dot = 0, na = 0, nb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    dot += static_cast<double>(a[i]) * b[i];
-    na += static_cast<double>(a[i]) * a[i];
-    nb += static_cast<double>(b[i]) * b[i];
-  }
-  if (na == 0 || nb == 0) return 0.0f;
-  return static_cast<float>(dot / std::sqrt(na * nb));
-}
 
 Metrics metrics_of(const std::vector<float>& pos, const std::vector<float>& neg) {
   return {pairwise_accuracy(pos, neg), roc_auc(pos, neg), pos.size()};
@@ -35,52 +21,21 @@ Metrics metrics_of(const std::vector<float>& pos, const std::vector<float>& neg)
 PairScores score_triples(const std::vector<data::Triple>& triples, const encode::Encoder& encoder,
                          const verify::Verifier* verifier, size_t batch_size) {
   VERITY_CHECK(batch_size > 0, ConfigError, "nearmiss-eval: batch size must be positive");
-  PairScores out;
-  out.positive.reserve(triples.size());
-  out.negative.reserve(triples.size());
-  encode::EncodeOptions eo;
-  eo.batch_size = batch_size;
-  eo.with_tokens = verifier != nullptr;
-  Progress progress("scoring triples", triples.size());
-  for (size_t begin = 0; begin < triples.size(); begin += batch_size) {
-    check_interrupt();
-    const size_t end = std::min(triples.size(), begin + batch_size);
-    std::vector<std::string> texts;
-    std::unordered_map<std::string, size_t> index;
-    auto slot = [&](const std::string& s) {
-      auto [it, fresh] = index.try_emplace(s, texts.size());
-      if (fresh) texts.push_back(s);
-      return it->second;
-    };
-    std::vector<std::array<size_t, 3>> ids;
-    for (size_t i = begin; i < end; ++i)
-      ids.push_back({slot(triples[i].query), slot(triples[i].positive), slot(triples[i].negative)});
-    auto enc = encoder.encode(texts, eo);
-    if (!verifier) {
-      for (auto& [q, p, n] : ids) {
-        out.positive.push_back(cosine(enc.pooled_row(q), enc.pooled_row(p)));
-        out.negative.push_back(cosine(enc.pooled_row(q), enc.pooled_row(n)));
-      }
-    } else {
-      std::vector<std::vector<float>> blocks(texts.size());
-      for (size_t b = 0; b < texts.size(); ++b) blocks[b] = enc.token_block(b);
-      std::vector<verify::SimilarityMap> maps;
-      maps.reserve(ids.size() * 2);
-      for (auto& [q, p, n] : ids) {
-        maps.push_back(verify::SimilarityMap::compute(blocks[q], blocks[p], enc.dim));
-        maps.push_back(verify::SimilarityMap::compute(blocks[q], blocks[n], enc.dim));
-      }
-      auto scores = verifier->score_batch(maps);
-      VERITY_CHECK(scores.size() == maps.size(), Error, "verifier ", verifier->spec(), " returned ",
-                   scores.size(), " scores for ", maps.size(), " maps");
-      for (size_t k = 0; k < ids.size(); ++k) {
-        out.positive.push_back(scores[2 * k]);
-        out.negative.push_back(scores[2 * k + 1]);
-      }
-    }
-    progress.add(end - begin);
+  // Pairs 2i and 2i+1 are (query, positive) and (query, negative) of triple i,
+  // so a chunk holds whole triples and encodes each query once.
+  std::vector<std::string> first, second;
+  first.reserve(2 * triples.size());
+  second.reserve(2 * triples.size());
+  for (const auto& t : triples) {
+    first.push_back(t.query), second.push_back(t.positive);
+    first.push_back(t.query), second.push_back(t.negative);
   }
-  progress.finish();
+  auto scores = eval::score_pairs(first, second, encoder, verifier, 2 * batch_size, "scoring triples");
+  PairScores out;
+  for (size_t i = 0; i < triples.size(); ++i) {
+    out.positive.push_back(scores[2 * i]);
+    out.negative.push_back(scores[2 * i + 1]);
+  }
   return out;
 }
 

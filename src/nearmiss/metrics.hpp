@@ -3,6 +3,8 @@
 // neg[i] = score(query_i, negative_i).
 #include <span>
 
+#include "eval/pair_metrics.hpp"
+
 namespace verity::nearmiss {
 
 // Share of pairs with pos[i] > neg[i] strictly; a tie counts as a failure
@@ -10,11 +12,8 @@ namespace verity::nearmiss {
 // match (ConfigError); 0 pairs gives 0.
 double pairwise_accuracy(std::span<const float> pos, std::span<const float> neg);
 
-// ROC-AUC of the positives (label 1) against the negatives (label 0), pooled
-// over all triples: P(s+ > s-) + 0.5 P(s+ = s-) over every (positive,
-// negative) pair, the Mann-Whitney U statistic divided by n+ n-. Computed with
-// average ranks in O(n log n). Empty input gives 0.5. Non-finite scores are a
-// ConfigError.
-double roc_auc(std::span<const float> positives, std::span<const float> negatives);
+// ROC-AUC of the positives against the negatives, pooled over all triples
+// (eval/pair_metrics.hpp: Mann-Whitney U over n+ n-, ties half).
+using eval::roc_auc;
 
 }  // namespace verity::nearmiss

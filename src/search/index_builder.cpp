@@ -14,6 +14,7 @@
 #include "index/index_dir.hpp"
 #include "index/token_store.hpp"
 #include "text/analyzer.hpp"
+#include "verify/verifier.hpp"
 
 namespace verity::search {
 namespace fs = std::filesystem;
@@ -104,7 +105,8 @@ IndexBuildReport build_index(const data::Corpus& corpus, const std::string& out_
         dense->add(enc.pooled, ids);
       }
       if (tokens) {
-        for (size_t b = 0; b < n; ++b) tokens->add_document(enc.token_block(b));
+        for (size_t b = 0; b < n; ++b)
+          tokens->add_document(enc.token_block(b), verify::token_identities(enc.token_strings[b]), enc.pooled_row(b));
       }
       progress.add(n);
     }

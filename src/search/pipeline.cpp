@@ -14,7 +14,9 @@
 #include "index/token_store.hpp"
 #include "search/stored_rows.hpp"
 #include "verify/bf16_maps.hpp"
+#include "verify/pair_scoring.hpp"
 #include "verify/similarity_map.hpp"
+#include "core/log.hpp"
 #include "verify/verifier.hpp"
 
 namespace verity::search {
@@ -50,6 +52,15 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 }  // namespace
 
+void check_verifier_encoder(const verify::Verifier& verifier, const encode::Encoder& encoder) {
+  const auto trained_on = verifier.encoder();
+  if (trained_on.empty()) return;
+  const auto used = encode::encoder_identity(encoder);
+  VERITY_CHECK(trained_on == used, ConfigError, "verifier ", verifier.spec(), " was trained on maps of encoder ",
+               trained_on, ", but the maps come from encoder ", encoder.spec(), " (", used,
+               "); train a verifier for this encoder (scripts/train_verifier.sh) or use its encoder");
+}
+
 void validate(const PipelineOptions& o) {
   VERITY_CHECK(o.stage1 == "bm25" || o.stage1 == "dense" || o.stage1 == "hybrid", ConfigError,
                "unknown stage1 '", o.stage1, "' (valid: bm25, dense, hybrid)");
@@ -75,8 +86,9 @@ struct Pipeline::Impl {
   std::optional<index::Bm25Index> bm25;
   std::unique_ptr<index::DenseIndex> dense;
   std::unique_ptr<index::TokenStore> tokens;
-  std::unique_ptr<encode::Encoder> encoder;
-  std::unique_ptr<verify::Verifier> verifier;
+  std::shared_ptr<const encode::Encoder> encoder;
+  std::shared_ptr<const verify::Verifier> verifier;
+  std::optional<TextVerifier> text_verifier;  // Pipeline::verify
 
   bool needs_bm25() const { return opt.stage1 != "dense"; }
   bool needs_dense() const { return opt.stage1 != "bm25"; }
@@ -124,55 +136,60 @@ struct Pipeline::Impl {
   // Maps of the query against stored documents: bf16 products read straight
   // from the stored codes where the CPU allows (verify/bf16_maps.hpp), else
   // the exact fp32 kernel on decoded rows.
-  std::vector<double> verify_docs(const std::vector<float>& query_tokens,
-                                  const std::vector<Candidate>& cands) const {
+  std::vector<double> verify_docs(const encode::Encoded& q, const std::vector<Candidate>& cands) const {
     const size_t dim = tokens->dim();
+    const auto query_tokens = q.token_block(0);
+    std::vector<verify::SimilarityMap> maps;
     if (verify::use_bf16_maps())
-      return score_maps(verify::similarity_maps_bf16(
-          query_tokens, cands.size(), dim, [&](size_t c) { return stored_rows(*tokens, cands[c].doc); }));
-    return score_maps(verify::SimilarityMap::compute_streamed(
-        query_tokens, cands.size(), dim, [&](size_t c, std::vector<float>& rows) {
-          const size_t n = tokens->num_tokens(cands[c].doc);
-          rows.resize(n * dim);
-          tokens->decode(cands[c].doc, rows);
-          return n;
-        }));
+      maps = verify::similarity_maps_bf16(query_tokens, cands.size(), dim,
+                                          [&](size_t c) { return stored_rows(*tokens, cands[c].doc); });
+    else
+      maps = verify::SimilarityMap::compute_streamed(query_tokens, cands.size(), dim,
+                                                     [&](size_t c, std::vector<float>& rows) {
+                                                       const size_t n = tokens->num_tokens(cands[c].doc);
+                                                       rows.resize(n * dim);
+                                                       tokens->decode(cands[c].doc, rows);
+                                                       return n;
+                                                     });
+    std::vector<verify::PairContext> context(cands.size());
+    std::vector<uint32_t> query_ids;
+    if (verifier->uses_context()) {
+      query_ids = verify::token_identities(q.token_strings[0]);
+      for (size_t c = 0; c < cands.size(); ++c) {
+        context[c].query_ids = query_ids;
+        context[c].candidate_ids = tokens->ids(cands[c].doc);
+        if (tokens->has_pooled()) context[c].pooled_cosine = verify::cosine(q.pooled_row(0), tokens->pooled(cands[c].doc));
+      }
+    }
+    return score_maps(maps, context);
   }
 
-  // Same choice of kernel for texts encoded on the fly (/verify), so a text
-  // scores the same there as when it is stored and searched.
-  std::vector<double> verify_texts(const encode::Encoded& enc, size_t count) const {
-    const auto query = enc.token_block(0);
-    std::vector<std::vector<float>> blocks(count);
-    for (size_t c = 0; c < count; ++c) blocks[c] = enc.token_block(c + 1);
-    if (verify::use_bf16_maps())
-      return score_maps(verify::similarity_maps_bf16(query, count, enc.dim, [&](size_t c) {
-        return verify::TokenRows{verify::RowCodes::f32, blocks[c].data(), nullptr, blocks[c].size() / enc.dim};
-      }));
-    return score_maps(verify::SimilarityMap::compute_streamed(
-        query, count, enc.dim, [&](size_t c, std::vector<float>& rows) {
-          rows = blocks[c];
-          return rows.size() / enc.dim;
-        }));
-  }
-
-  std::vector<double> score_maps(const std::vector<verify::SimilarityMap>& maps) const {
+  std::vector<double> score_maps(std::vector<verify::SimilarityMap>& maps,
+                                 const std::vector<verify::PairContext>& context) const {
     std::vector<double> out(maps.size(), 0.0);
     std::vector<verify::SimilarityMap> scorable;
+    std::vector<verify::PairContext> scorable_context;
     std::vector<size_t> where;
     for (size_t i = 0; i < maps.size(); ++i) {
       if (maps[i].empty()) continue;  // no tokens on one side: nothing to verify, score 0
-      scorable.push_back(maps[i]);
+      scorable.push_back(std::move(maps[i]));
+      scorable_context.push_back(context[i]);
       where.push_back(i);
     }
-    auto s = verifier->score_batch(scorable);
+    auto s = verifier->score_pairs(scorable, scorable_context);
     for (size_t i = 0; i < where.size(); ++i) out[where[i]] = s[i];
     return out;
   }
 
+  // The verdict threshold: the caller's, else the verifier's calibrated one.
+  std::optional<double> threshold() const {
+    return verifier ? search::verdict_threshold(opt.reject_below, *verifier) : opt.reject_below;
+  }
+
   std::string verdict(double score) const {
-    if (!opt.reject_below) return "";
-    return score >= *opt.reject_below ? "match" : "near-miss";
+    const auto t = threshold();
+    if (!t) return "";
+    return score >= *t ? "match" : "near-miss";
   }
 };
 
@@ -213,11 +230,16 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
   }
   if (m.needs_stage2()) {
     m.verifier = verify::make_verifier(m.opt.verifier);
+    check_verifier_encoder(*m.verifier, *m.encoder);
+    m.text_verifier.emplace(m.encoder, m.verifier, m.threshold(), m.opt.threads);
     m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));
     check_count(m.tokens->num_documents(), "tokens");
     VERITY_CHECK(m.tokens->dim() == m.encoder->dim(), ConfigError, index_dir,
                  ": token vectors have dim ", m.tokens->dim(), " but encoder ", m.encoder->spec(),
                  " gives ", m.encoder->dim());
+    if (m.verifier->uses_context() && (!m.tokens->has_ids() || !m.tokens->has_pooled()))
+      log("warning: ", index_dir, ": the token store has no token identities or pooled vectors (an older index); ",
+          m.verifier->spec(), " verifies without exact matches; rebuild the index with --tokens for full accuracy");
   }
 }
 
@@ -226,6 +248,7 @@ Pipeline::Pipeline(Pipeline&&) noexcept = default;
 
 const index::DocStore& Pipeline::docs() const { return *impl_->docs; }
 const PipelineOptions& Pipeline::options() const { return impl_->opt; }
+std::optional<double> Pipeline::verdict_threshold() const { return impl_->threshold(); }
 
 std::string Pipeline::describe() const {
   const auto& o = impl_->opt;
@@ -267,7 +290,7 @@ std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
   }
   if (m.needs_stage2() && !cands.empty()) {
     auto t2 = Clock::now();
-    auto scores = m.verify_docs(q->token_block(0), cands);
+    auto scores = m.verify_docs(*q, cands);
     auto base = minmax(cands);
     for (size_t i = 0; i < hits.size(); ++i) {
       double v = scores[i];
@@ -296,15 +319,8 @@ std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
 
 std::vector<Verification> Pipeline::verify(const std::string& query,
                                            std::span<const std::string> candidates) const {
-  const auto& m = *impl_;
-  VERITY_CHECK(m.verifier, ConfigError, "verification needs a verifier (got 'none')");
-  std::vector<std::string> texts{query};
-  texts.insert(texts.end(), candidates.begin(), candidates.end());
-  auto enc = m.encoder->encode(texts, m.encode_options(true));
-  auto scores = m.verify_texts(enc, candidates.size());
-  std::vector<Verification> out;
-  for (double s : scores) out.push_back({s, m.verdict(s)});
-  return out;
+  VERITY_CHECK(impl_->text_verifier, ConfigError, "verification needs a verifier (got 'none')");
+  return impl_->text_verifier->verify(query, candidates);
 }
 
 }  // namespace verity::search

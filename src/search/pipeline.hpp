@@ -17,8 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "search/text_verifier.hpp"
+
 namespace verity::index {
 class DocStore;
+}
+namespace verity::verify {
+class Verifier;
+}
+namespace verity::encode {
+class Encoder;
 }
 
 namespace verity::search {
@@ -35,7 +43,9 @@ struct PipelineOptions {
   std::string combine = "weighted";  // rerank | weighted | penalty
   double verifier_weight = 0.2;      // weighted combine
   double penalty_beta = 0.5, penalty_tau = 0.9;
-  std::optional<double> reject_below;  // verdicts: score >= T -> match, else near-miss
+  // Verdicts: score >= T -> "match", else "near-miss". Unset: the verifier's
+  // calibrated threshold (no verdicts for uncalibrated verifiers).
+  std::optional<double> reject_below;
   std::string encoder;           // "" = the encoder recorded in the index
   int threads = 0;               // encoder threads; 0 = runtime default
 };
@@ -53,11 +63,6 @@ struct StageTimings {
   double encode_ms = 0, stage1_ms = 0, stage2_ms = 0, total_ms = 0;
 };
 
-struct Verification {
-  double score = 0;
-  std::string verdict;
-};
-
 class Pipeline {
  public:
   // Opens the parts the options need; a missing part is a ConfigError naming it.
@@ -68,18 +73,25 @@ class Pipeline {
   // Thread-safe: many queries may run at once.
   std::vector<SearchHit> search(const std::string& query, size_t k,
                                 StageTimings* timings = nullptr) const;
-  // Stage 2 alone on caller-supplied candidate texts (encoded on the fly).
+  // Stage 2 alone on caller-supplied candidate texts (encoded on the fly, see
+  // search/text_verifier.hpp); verdicts at verdict_threshold().
   std::vector<Verification> verify(const std::string& query,
                                    std::span<const std::string> candidates) const;
 
   const index::DocStore& docs() const;
   const PipelineOptions& options() const;
   std::string describe() const;  // stage-1/verifier/combine specs, for provenance
+  // The verdict threshold in use: reject_below, else the verifier's calibrated one.
+  std::optional<double> verdict_threshold() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// ConfigError naming both encoders when `verifier` records being trained on
+// maps of another encoder than `encoder`.
+void check_verifier_encoder(const verify::Verifier& verifier, const encode::Encoder& encoder);
 
 // Validates option values; throws ConfigError listing the valid ones.
 void validate(const PipelineOptions& options);

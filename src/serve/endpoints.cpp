@@ -4,10 +4,12 @@
 #include <map>
 #include <mutex>
 
+#include "cache/cache.hpp"
 #include "core/log.hpp"
 #include "index/doc_store.hpp"
 #include "index/index_dir.hpp"
-#include "serve/detail/json_api.hpp"
+#include "serve/cache_handlers.hpp"
+#include "serve/detail/request_json.hpp"
 
 namespace verity::serve {
 namespace {
@@ -18,12 +20,6 @@ using Clock = std::chrono::steady_clock;
 // client cannot make the server load an arbitrary weight file (f3:PATH / f4:PATH).
 bool is_builtin_verifier(const std::string& v) {
   return v == "none" || v == "f0" || v == "f1" || v == "f2";
-}
-
-size_t utf8_code_points(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
 }
 
 // Counts a request as in flight for its lifetime (reported by /health).
@@ -41,6 +37,7 @@ struct Endpoints::Impl {
   std::string dir;
   ServerOptions opt;
   index::IndexManifest manifest;
+  std::unique_ptr<cache::Cache> cache;  // with cache_db
   Clock::time_point started = Clock::now();
   mutable std::atomic<size_t> in_flight{0};
 
@@ -85,19 +82,17 @@ struct Endpoints::Impl {
     return {stage1, verifier};
   }
 
-  std::string query_field(const json& body) {
-    std::string query = string_field(body, "query", nullptr);
-    if (query.empty()) throw HttpError(kBadRequest, "field 'query' must not be empty");
-    size_t chars = utf8_code_points(query);
-    if (chars > opt.max_query_chars)
-      throw HttpError(kUnprocessable, cat("field 'query' has ", chars, " characters, the limit is ",
-                                          opt.max_query_chars, " (--max-query-chars)"));
-    return query;
+
+  // /search and /verify of a server without an index.
+  void need_index(const char* endpoint) const {
+    if (dir.empty())
+      throw HttpError(kNotFound, cat("no such endpoint: POST ", endpoint, " (this server has no index: --index)"));
   }
 
   json search(const json& body) {
+    need_index("/search");
     check_fields(body, {"query", "k", "stage1", "verifier"});
-    std::string query = query_field(body);
+    std::string query = text_field(body, "query", opt.max_query_chars);
     size_t k = 10;
     if (auto it = body.find("k"); it != body.end() && !it->is_null()) {
       if (!it->is_number_integer())
@@ -137,8 +132,9 @@ struct Endpoints::Impl {
   }
 
   json verify(const json& body) {
+    need_index("/verify");
     check_fields(body, {"query", "candidates", "verifier"});
-    std::string query = query_field(body);
+    std::string query = text_field(body, "query", opt.max_query_chars);
     auto it = body.find("candidates");
     if (it == body.end() || it->is_null())
       throw HttpError(kBadRequest, "missing field 'candidates' (an array of strings)");
@@ -176,25 +172,38 @@ struct Endpoints::Impl {
   }
 
   json health(size_t served) const {
-    json parts = json::array();
-    for (const auto& [name, file] : manifest.parts) parts.push_back(name);
-    std::string default_pipeline = cat("stage1=", opt.pipeline.stage1, ",verifier=", opt.pipeline.verifier);
-    return {{"status", "ok"},
-            {"docs", manifest.docs},
-            {"parts", std::move(parts)},
-            {"default", default_pipeline},
-            {"in_flight", in_flight.load()},
-            {"served", served},
-            {"uptime_s", std::chrono::duration<double>(Clock::now() - started).count()}};
+    json out = {{"status", "ok"},
+                {"in_flight", in_flight.load()},
+                {"served", served},
+                {"uptime_s", std::chrono::duration<double>(Clock::now() - started).count()}};
+    if (!dir.empty()) {
+      json parts = json::array();
+      for (const auto& [name, file] : manifest.parts) parts.push_back(name);
+      out["docs"] = manifest.docs;
+      out["parts"] = std::move(parts);
+      out["default"] = cat("stage1=", opt.pipeline.stage1, ",verifier=", opt.pipeline.verifier);
+    }
+    if (cache) out["cache"] = {{"path", opt.cache_db}, {"entries", cache->stats().entries}};
+    return out;
   }
 };
 
 Endpoints::Endpoints(std::string index_dir, ServerOptions options) : impl_(std::make_unique<Impl>()) {
   validate(options);
-  impl_->dir = std::move(index_dir);
-  impl_->opt = std::move(options);
-  impl_->manifest = index::read_index_manifest(impl_->dir);
-  impl_->pipeline(impl_->opt.pipeline.stage1, impl_->opt.pipeline.verifier);
+  auto& m = *impl_;
+  m.dir = std::move(index_dir);
+  m.opt = std::move(options);
+  VERITY_CHECK(!m.dir.empty() || !m.opt.cache_db.empty(), ConfigError,
+               "the server needs an index (--index) or a cache database (--cache)");
+  if (!m.dir.empty()) {
+    m.manifest = index::read_index_manifest(m.dir);
+    m.pipeline(m.opt.pipeline.stage1, m.opt.pipeline.verifier);
+  }
+  if (!m.opt.cache_db.empty()) {
+    auto o = m.opt.cache;
+    o.max_prompt_chars = m.opt.max_query_chars;
+    m.cache = std::make_unique<cache::Cache>(m.opt.cache_db, o);
+  }
 }
 
 Endpoints::~Endpoints() = default;
@@ -215,9 +224,34 @@ Reply Endpoints::health(size_t requests_served) const {
 }
 
 std::vector<Route> Endpoints::routes(std::function<size_t()> served) {
-  return {{"POST", "/search", [this](std::string_view b) { return search(b); }},
-          {"POST", "/verify", [this](std::string_view b) { return verify(b); }},
-          {"GET", "/health", [this, served](std::string_view) { return health(served()); }}};
+  std::vector<Route> routes;
+  if (!impl_->dir.empty()) {
+    routes.push_back({"POST", "/search", [this](const Request& r) { return search(r.body); }});
+    routes.push_back({"POST", "/verify", [this](const Request& r) { return verify(r.body); }});
+  }
+  routes.push_back({"GET", "/health", [this, served](const Request&) { return health(served()); }});
+  if (impl_->cache) {
+    cache::Cache& c = *impl_->cache;
+    const CacheLimits limits{impl_->opt.max_query_chars};
+    // Each counted as in flight, like the endpoints above.
+    auto counted = [this](auto handler) {
+      return [this, handler](const Request& r) {
+        InFlight in_flight(impl_->in_flight);
+        return handler(r);
+      };
+    };
+    routes.push_back({"POST", "/cache/put", counted([&c, limits](const Request& r) {
+                        return cache_put(c, limits, r.body);
+                      })});
+    routes.push_back({"POST", "/cache/lookup", counted([&c, limits](const Request& r) {
+                        return cache_lookup(c, limits, r.body);
+                      })});
+    routes.push_back(
+        {"DELETE", "/cache/entries/{id}", counted([&c](const Request& r) { return cache_remove(c, r.param); })});
+    routes.push_back({"POST", "/cache/clear", counted([&c](const Request& r) { return cache_clear(c, r.body); })});
+    routes.push_back({"GET", "/cache/stats", counted([&c](const Request&) { return cache_stats(c); })});
+  }
+  return routes;
 }
 
 }  // namespace verity::serve

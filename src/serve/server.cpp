@@ -15,12 +15,13 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "serve/connection_loop.hpp"
-#include "serve/detail/json_api.hpp"
+#include "serve/detail/request_json.hpp"
 #include "serve/endpoints.hpp"
 
 namespace verity::serve {
@@ -148,6 +149,7 @@ void validate(const ServerOptions& o) {
   for (const auto& [name, v] : timeouts)
     VERITY_CHECK(v > 0 && v <= 3600, ConfigError, name, " must be in (0, 3600] seconds, got ", v);
   search::validate(o.pipeline);
+  if (!o.cache_db.empty()) cache::validate(o.cache);
 }
 
 struct Server::Impl {
@@ -185,23 +187,35 @@ struct Server::Impl {
 
     // 405 for a known path with the wrong method. These are ordinary routes, not a
     // pre-routing hook: httplib reads a request's body only before ordinary routes.
-    std::map<std::string, std::set<std::string>> methods;
+    // httplib matches paths as regular expressions: an exact path is escaped, and a
+    // trailing "/{id}" becomes one captured segment.
+    std::map<std::string, std::set<std::string>> methods;  // by path as written
+    std::map<std::string, std::string> patterns;
     std::string listing;
     for (const auto& r : routes) {
-      VERITY_CHECK(r.method == "GET" || r.method == "POST", ConfigError, "route ", r.path,
-                   ": method must be GET or POST, got ", r.method);
+      VERITY_CHECK(r.method == "GET" || r.method == "POST" || r.method == "DELETE", ConfigError, "route ", r.path,
+                   ": method must be GET, POST or DELETE, got ", r.method);
       VERITY_CHECK(methods[r.path].insert(r.method).second, ConfigError, "route ", r.method, " ", r.path,
                    " is defined twice");
       listing += cat(listing.empty() ? "" : ", ", r.method, " ", r.path);
-      auto handler = [fn = r.handle](const httplib::Request& req, httplib::Response& res) {
-        reply(res, fn(req.body));
+      const bool with_param = r.path.ends_with("/{id}");
+      const std::string exact = with_param ? r.path.substr(0, r.path.size() - 4) : r.path;
+      std::string& pattern = patterns[r.path];
+      pattern = std::regex_replace(exact, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
+      if (with_param) pattern += "([^/]+)";
+      auto handler = [fn = r.handle, with_param](const httplib::Request& req, httplib::Response& res) {
+        Request request{req.body, {}};
+        if (with_param) request.param = std::string_view(req.matches[1].first, req.matches[1].second);
+        reply(res, fn(request));
       };
-      if (r.method == "GET") http.Get(r.path, handler);  // HEAD too
-      if (r.method == "POST") http.Post(r.path, handler);
+      if (r.method == "GET") http.Get(pattern, handler);  // HEAD too
+      if (r.method == "POST") http.Post(pattern, handler);
+      if (r.method == "DELETE") http.Delete(pattern, handler);
     }
     for (const auto& entry : methods) {
       const std::string& path = entry.first;  // (clang 14 cannot capture structured bindings)
       const auto& allowed_set = entry.second;
+      const std::string& pattern = patterns[path];
       std::string allowed;
       for (const auto& m : allowed_set) allowed += cat(allowed.empty() ? "" : ", ", m, m == "GET" ? ", HEAD" : "");
       auto refuse = [path, allowed](const httplib::Request& req, httplib::Response& res) {
@@ -209,12 +223,12 @@ struct Server::Impl {
         reply(res, detail::error_reply(
                        405, cat("method ", req.method, " not allowed on ", path, " (allowed: ", allowed, ")")));
       };
-      if (!allowed_set.count("POST")) http.Post(path, refuse);
-      if (!allowed_set.count("GET")) http.Get(path, refuse);
-      http.Put(path, refuse);
-      http.Patch(path, refuse);
-      http.Delete(path, refuse);
-      http.Options(path, refuse);
+      if (!allowed_set.count("POST")) http.Post(pattern, refuse);
+      if (!allowed_set.count("GET")) http.Get(pattern, refuse);
+      if (!allowed_set.count("DELETE")) http.Delete(pattern, refuse);
+      http.Put(pattern, refuse);
+      http.Patch(pattern, refuse);
+      http.Options(pattern, refuse);
     }
     // httplib's own errors (404 unknown path, 413 body too large, 400 unparsable HTTP)
     // arrive here with an empty body: give them the same JSON shape.

@@ -1,8 +1,11 @@
 #pragma once
-// HTTP front end of the two-stage pipeline (API in docs/SERVER.md):
+// HTTP front end of the two-stage pipeline and the verified semantic cache
+// (API in docs/SERVER.md and docs/CACHE.md):
 //   POST /search  {query, k?, stage1?, verifier?}   -> ranked hits + per-stage latency
 //   POST /verify  {query, candidates:[text], verifier?} -> one {score, verdict?} per candidate
 //   GET  /health                                    -> {status, docs, parts, uptime_s, ...}
+//   /cache/put, /cache/lookup, /cache/entries/{id}, /cache/clear, /cache/stats
+//     (serve/cache_handlers.hpp) when the server has a cache database
 // Every answer is JSON; errors are {"error": message} with a 4xx status (500 only for
 // unexpected failures, 503 when the server is at a limit). Endpoints are plain
 // functions (serve/endpoints.hpp); sockets are handled by serve/connection_loop.hpp,
@@ -13,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache.hpp"
 #include "search/pipeline.hpp"
 #include "serve/endpoint.hpp"
 
@@ -35,6 +39,9 @@ struct ServerOptions {
                                       // arrived is replaced by 503
   // Defaults for every request; a request may override stage1 and verifier only.
   search::PipelineOptions pipeline;
+  // The cache database ("" = no /cache endpoints) and its options.
+  std::string cache_db;
+  cache::CacheOptions cache;
 };
 
 // Validates limits and the default pipeline options; throws ConfigError naming the field.
@@ -42,9 +49,10 @@ void validate(const ServerOptions& options);
 
 class Server {
  public:
-  // Opens the default pipeline eagerly, so a broken index or option fails at startup
-  // (ConfigError/FormatError) rather than on the first request. extra_routes are
-  // served beside the built-in endpoints (a path may not repeat).
+  // Opens the default pipeline (and the cache) eagerly, so a broken index, database
+  // or option fails at startup (ConfigError/FormatError) rather than on the first
+  // request. index_dir may be "" when options.cache_db is set: no /search, /verify.
+  // extra_routes are served beside the built-in endpoints (a path may not repeat).
   Server(std::string index_dir, ServerOptions options, std::vector<Route> extra_routes = {});
   ~Server();  // stops and waits for a running serve loop
   Server(const Server&) = delete;

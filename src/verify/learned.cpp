@@ -135,6 +135,65 @@ torch::Tensor VitNetImpl::forward(const torch::Tensor& values, const torch::Tens
   return head(norm(x.select(1, 0))).squeeze(1);
 }
 
+void write_parameters(SectionWriter& out, torch::nn::Module& module) {
+  ByteWriter names;
+  std::vector<float> data;
+  const auto params = module.named_parameters(true);
+  names.write<uint32_t>(uint32_t(params.size()));
+  for (const auto& item : params) {
+    const auto t = item.value().detach().to(torch::kFloat).contiguous();
+    names.write_string(item.key());
+    names.write<uint32_t>(uint32_t(t.dim()));
+    for (auto s : t.sizes()) names.write<int64_t>(s);
+    data.insert(data.end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  }
+  out.add("PNAM", names);
+  out.add_array("PDAT", std::span<const float>(data));
+}
+
+std::string shape_string(torch::IntArrayRef shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+void read_parameters(const SectionFile& file, torch::nn::Module& module, const std::string& kind) {
+  const std::string& path = file.path();
+  auto params = module.named_parameters(true);
+  auto names = file.reader("PNAM");
+  const auto data = file.array<float>("PDAT");
+  const auto count = names.read<uint32_t>();
+  VERITY_CHECK(count == params.size(), FormatError, path, ": ", count, " parameters stored, the ",
+               kind, " config has ", params.size());
+  size_t offset = 0;
+  torch::NoGradGuard no_grad;
+  for (uint32_t p = 0; p < count; ++p) {
+    const std::string name = names.read_string();
+    const auto ndim = names.read<uint32_t>();
+    VERITY_CHECK(ndim <= 8, FormatError, path, ": parameter '", name, "' claims ", ndim, " dims");
+    std::vector<int64_t> shape(ndim);
+    for (auto& s : shape) s = names.read<int64_t>();
+    auto* target = params.find(name);
+    VERITY_CHECK(target != nullptr, FormatError, path, ": parameter '", name,
+                 "' is not part of the ", kind, " model");
+    VERITY_CHECK(torch::IntArrayRef(shape) == target->sizes(), FormatError, path, ": parameter '",
+                 name, "' has shape ", shape_string(shape), " in the file, the ", kind,
+                 " config expects ", shape_string(target->sizes()));
+    const auto numel = size_t(target->numel());
+    VERITY_CHECK(offset + numel <= data.size(), FormatError, path, ": PDAT ends inside parameter '",
+                 name, "'");
+    for (size_t i = offset; i < offset + numel; ++i)
+      VERITY_CHECK(std::isfinite(data[i]), FormatError, path, ": parameter '", name,
+                   "' holds a non-finite value");
+    auto src = torch::from_blob(const_cast<float*>(data.data() + offset), target->sizes(),
+                                torch::kFloat);
+    target->copy_(src);
+    offset += numel;
+  }
+  VERITY_CHECK(offset == data.size(), FormatError, path, ": PDAT holds ", data.size(),
+               " floats, the parameters use ", offset);
+}
+
 }  // namespace detail
 
 namespace {
@@ -192,12 +251,6 @@ nlohmann::json config_json(const LearnedVerifier::Impl& impl) {
   const auto& c = impl.vit_config;
   return {{"map_size", c.map_size}, {"patch", c.patch},   {"dim", c.dim},
           {"layers", c.layers},     {"heads", c.heads},   {"mlp_dim", c.mlp_dim}};
-}
-
-std::string shape_string(torch::IntArrayRef shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 }  // namespace
@@ -311,22 +364,10 @@ void LearnedVerifier::save(const std::string& path) const {
                          {"config", config_json(*impl_)},
                          {"trained", impl_->trained},
                          {"provenance", impl_->provenance}};
-  ByteWriter names;
-  std::vector<float> data;
-  const auto params = impl_->module().named_parameters(true);
-  names.write<uint32_t>(uint32_t(params.size()));
-  for (const auto& item : params) {
-    const auto t = item.value().detach().to(torch::kFloat).contiguous();
-    names.write_string(item.key());
-    names.write<uint32_t>(uint32_t(t.dim()));
-    for (auto s : t.sizes()) names.write<int64_t>(s);
-    data.insert(data.end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-  }
   SectionWriter out(path, kMagic, kVersion);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
-  out.add("PNAM", names);
-  out.add_array("PDAT", std::span<const float>(data));
+  detail::write_parameters(out, impl_->module());
   out.commit();
   impl_->path = path;
 }
@@ -378,39 +419,7 @@ std::unique_ptr<LearnedVerifier> LearnedVerifier::load(const std::string& path,
   VERITY_CHECK(expected_kind.empty() || expected_kind == kind, ConfigError, path, " holds an ",
                kind, " verifier, not ", expected_kind);
 
-  auto params = verifier->impl_->module().named_parameters(true);
-  auto names = file.reader("PNAM");
-  const auto data = file.array<float>("PDAT");
-  const auto count = names.read<uint32_t>();
-  VERITY_CHECK(count == params.size(), FormatError, path, ": ", count, " parameters stored, the ",
-               kind, " config has ", params.size());
-  size_t offset = 0;
-  torch::NoGradGuard no_grad;
-  for (uint32_t p = 0; p < count; ++p) {
-    const std::string name = names.read_string();
-    const auto ndim = names.read<uint32_t>();
-    VERITY_CHECK(ndim <= 8, FormatError, path, ": parameter '", name, "' claims ", ndim, " dims");
-    std::vector<int64_t> shape(ndim);
-    for (auto& s : shape) s = names.read<int64_t>();
-    auto* target = params.find(name);
-    VERITY_CHECK(target != nullptr, FormatError, path, ": parameter '", name,
-                 "' is not part of the ", kind, " model");
-    VERITY_CHECK(torch::IntArrayRef(shape) == target->sizes(), FormatError, path, ": parameter '",
-                 name, "' has shape ", shape_string(shape), " in the file, the ", kind,
-                 " config expects ", shape_string(target->sizes()));
-    const auto numel = size_t(target->numel());
-    VERITY_CHECK(offset + numel <= data.size(), FormatError, path, ": PDAT ends inside parameter '",
-                 name, "'");
-    for (size_t i = offset; i < offset + numel; ++i)
-      VERITY_CHECK(std::isfinite(data[i]), FormatError, path, ": parameter '", name,
-                   "' holds a non-finite value");
-    auto src = torch::from_blob(const_cast<float*>(data.data() + offset), target->sizes(),
-                                torch::kFloat);
-    target->copy_(src);
-    offset += numel;
-  }
-  VERITY_CHECK(offset == data.size(), FormatError, path, ": PDAT holds ", data.size(),
-               " floats, the parameters use ", offset);
+  detail::read_parameters(file, verifier->impl_->module(), kind);
   verifier->impl_->path = path;
   if (!verifier->impl_->trained)
     log("warning: ", path, ": ", kind, " weights are untrained (", verifier->impl_->provenance,

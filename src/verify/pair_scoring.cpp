@@ -1,6 +1,7 @@
 #include "verify/pair_scoring.hpp"
 
 #include <cmath>
+#include <functional>
 
 #include "core/error.hpp"
 #include "verify/bf16_maps.hpp"
@@ -23,22 +24,26 @@ void check_text(const TextTokens& t, size_t dim, const char* what, size_t index)
 }
 }  // namespace
 
-std::vector<float> score_texts(const Verifier& verifier, const TextTokens& query,
-                               std::span<const TextTokens> candidates, size_t dim) {
-  check_text(query, dim, "query", 0);
-  for (size_t c = 0; c < candidates.size(); ++c) check_text(candidates[c], dim, "candidate", c);
-  std::vector<SimilarityMap> maps;
+namespace {
+// Maps of one query against candidates with the stage-2 kernel.
+std::vector<SimilarityMap> stage2_maps(const TextTokens& query, std::span<const TextTokens> candidates,
+                                       size_t dim) {
   if (use_bf16_maps())
-    maps = similarity_maps_bf16(query.tokens, candidates.size(), dim, [&](size_t c) {
+    return similarity_maps_bf16(query.tokens, candidates.size(), dim, [&](size_t c) {
       return TokenRows{RowCodes::f32, candidates[c].tokens.data(), nullptr, candidates[c].tokens.size() / dim};
     });
-  else
-    maps = SimilarityMap::compute_streamed(query.tokens, candidates.size(), dim,
-                                           [&](size_t c, std::vector<float>& rows) {
-                                             rows.assign(candidates[c].tokens.begin(), candidates[c].tokens.end());
-                                             return rows.size() / dim;
-                                           });
-  std::vector<float> out(candidates.size(), 0.0f);
+  return SimilarityMap::compute_streamed(query.tokens, candidates.size(), dim,
+                                         [&](size_t c, std::vector<float>& rows) {
+                                           rows.assign(candidates[c].tokens.begin(), candidates[c].tokens.end());
+                                           return rows.size() / dim;
+                                         });
+}
+
+// Scores map i of the pair (queries[i], candidates[i]); empty maps score 0.
+std::vector<float> score_maps(const Verifier& verifier, std::vector<SimilarityMap>& maps,
+                              const std::function<const TextTokens&(size_t)>& query_of,
+                              std::span<const TextTokens> candidates) {
+  std::vector<float> out(maps.size(), 0.0f);
   std::vector<SimilarityMap> scorable;
   std::vector<PairContext> context;
   std::vector<size_t> where;
@@ -49,16 +54,39 @@ std::vector<float> score_texts(const Verifier& verifier, const TextTokens& query
     scorable.push_back(std::move(maps[c]));
     PairContext ctx;
     if (with_context) {
-      ctx.query_ids = query.ids;
+      const auto& q = query_of(c);
+      ctx.query_ids = q.ids;
       ctx.candidate_ids = candidates[c].ids;
-      if (!query.pooled.empty() && !candidates[c].pooled.empty())
-        ctx.pooled_cosine = cosine(query.pooled, candidates[c].pooled);
+      if (!q.pooled.empty() && !candidates[c].pooled.empty()) ctx.pooled_cosine = cosine(q.pooled, candidates[c].pooled);
     }
     context.push_back(ctx);
   }
   auto s = verifier.score_pairs(scorable, context);
   for (size_t i = 0; i < where.size(); ++i) out[where[i]] = s[i];
   return out;
+}
+}  // namespace
+
+std::vector<float> score_texts(const Verifier& verifier, const TextTokens& query,
+                               std::span<const TextTokens> candidates, size_t dim) {
+  check_text(query, dim, "query", 0);
+  for (size_t c = 0; c < candidates.size(); ++c) check_text(candidates[c], dim, "candidate", c);
+  auto maps = stage2_maps(query, candidates, dim);
+  return score_maps(verifier, maps, [&](size_t) -> const TextTokens& { return query; }, candidates);
+}
+
+std::vector<float> score_text_pairs(const Verifier& verifier, std::span<const TextTokens> a,
+                                    std::span<const TextTokens> b, size_t dim) {
+  VERITY_CHECK(a.size() == b.size(), ConfigError, "score_text_pairs: ", a.size(), " first texts but ", b.size(),
+               " second texts");
+  std::vector<SimilarityMap> maps;
+  maps.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    check_text(a[i], dim, "first text", i);
+    check_text(b[i], dim, "second text", i);
+    maps.push_back(std::move(stage2_maps(a[i], b.subspan(i, 1), dim)[0]));
+  }
+  return score_maps(verifier, maps, [&](size_t i) -> const TextTokens& { return a[i]; }, b);
 }
 
 }  // namespace verity::verify

@@ -28,4 +28,9 @@ float cosine(std::span<const float> a, std::span<const float> b);
 std::vector<float> score_texts(const Verifier& verifier, const TextTokens& query,
                                std::span<const TextTokens> candidates, size_t dim);
 
+// Scores of the pairs (a[i], b[i]), each map built with the same kernel as
+// score_texts, the verifier called once for all of them.
+std::vector<float> score_text_pairs(const Verifier& verifier, std::span<const TextTokens> a,
+                                    std::span<const TextTokens> b, size_t dim);
+
 }  // namespace verity::verify

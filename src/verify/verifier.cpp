@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "verify/alignment_verifier.hpp"
 #include "verify/ensemble.hpp"
 #include "verify/learned.hpp"
 #include "verify/simple_verifiers.hpp"
@@ -49,6 +50,8 @@ std::vector<VerifierKind> verifier_kinds() {
           {"f2", "soft alignment with positional bias; keys lambda=0.1, tau=0.1"},
           {"f3", "small CNN over the map (f3:PATH, trained weights file required)"},
           {"f4", "small ViT over map patches (f4:PATH, trained weights file required)"},
+          {"f5", "alignment reader: per-token alignment and identity features, calibrated P(same meaning) "
+                 "(f5:PATH, trained weights file required)"},
           {"ensemble", "logit mean of trained F3/F4 files (ensemble:PATH, an ensemble file; "
                        "verify/ensemble.hpp)"},
           {"default", "the committed trained default verifier (assets/verifiers/default.json says "
@@ -95,11 +98,11 @@ std::unique_ptr<Verifier> make_soft_align(std::string_view spec, std::string_vie
 }
 
 #ifndef VERITY_DEFAULT_VERIFIER_FILE  // set by CMakeLists.txt to the source tree's file
-#define VERITY_DEFAULT_VERIFIER_FILE "assets/verifiers/default.vens"
+#define VERITY_DEFAULT_VERIFIER_FILE "assets/verifiers/default.valn"
 #endif
 
 // "default": $VERITY_DEFAULT_VERIFIER if set, else the source tree's
-// assets/verifiers/default.vens, an ensemble file (record in assets/verifiers/default.json).
+// assets/verifiers/default.valn, the calibrated F5 (record in assets/verifiers/default.json).
 std::string default_verifier_path() {
   if (const char* env = std::getenv("VERITY_DEFAULT_VERIFIER"); env && *env) return env;
   return VERITY_DEFAULT_VERIFIER_FILE;
@@ -109,6 +112,7 @@ std::string default_verifier_path() {
 
 std::unique_ptr<Verifier> load_verifier_file(const std::string& path) {
   if (is_ensemble_file(path)) return EnsembleVerifier::load(path);
+  if (is_alignment_verifier_file(path)) return AlignmentVerifier::load(path);
   return LearnedVerifier::load(path);
 }
 
@@ -128,13 +132,18 @@ std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
                  "': default takes no arguments");
     const auto path = default_verifier_path();
     VERITY_CHECK(std::filesystem::exists(path), ConfigError, "verifier spec 'default': ", path,
-                 " does not exist (scripts/select_default_verifier.sh installs it; "
+                 " does not exist (scripts/train_default_verifier.sh trains it; "
                  "$VERITY_DEFAULT_VERIFIER picks another file)");
     return load_verifier_file(path);
   }
   if (kind == "ensemble") {
     VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec, "': ensemble needs a file (ensemble:PATH)");
     return EnsembleVerifier::load(std::string(args));
+  }
+  if (kind == "f5") {
+    VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec,
+                 "': f5 needs a trained weights file (f5:PATH); untrained learned verifiers are never a default");
+    return AlignmentVerifier::load(std::string(args));
   }
   if (kind == "f3" || kind == "f4") {
     VERITY_CHECK(!args.empty(), ConfigError, "verifier spec '", spec, "': ", kind,

@@ -125,7 +125,7 @@ TEST(Cli, CorruptedIndexIsRejected) {
 }
 TEST(Cli, EnsembleVerifierWritesAFileExplainAccepts) {
   auto dir = temp_dir("ensemble");
-  const std::string members = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/default/";
+  const std::string members = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble/";
   auto r = run("ensemble-verifier --help");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("--json"), std::string::npos);

@@ -217,3 +217,31 @@ TEST(TokenStore, InconsistentOffsetsAreFormatErrors) {
   write({0, 2, 4}, 3, 3 * 2 * 4);  // last offset != tokens
   EXPECT_THROW(TokenStore{path}, FormatError);
 }
+
+TEST(TokenStore, IdentitiesAndPooledVectorsRoundTrip) {
+  TokenStoreBuilder b(2, TokenPrecision::fp16);
+  std::vector<float> doc0 = {1, 0, 0, 1}, doc1 = {0.5f, 0.5f};
+  std::vector<uint32_t> ids0 = {7, 9}, ids1 = {11};
+  std::vector<float> pooled0 = {3, 4}, pooled1 = {0, 2};
+  b.add_document(doc0, ids0, pooled0);
+  b.add_document(doc1, ids1, pooled1);
+  EXPECT_THROW(b.add_document(doc1), ConfigError);                 // ids for all documents or none
+  EXPECT_THROW(b.add_document(doc1, ids0, pooled1), ConfigError);  // 2 ids for 1 token
+  const std::string path = temp_path("ids.vtok");
+  b.save(path);
+  TokenStore s(path);
+  ASSERT_TRUE(s.has_ids());
+  ASSERT_TRUE(s.has_pooled());
+  ASSERT_EQ(s.ids(0).size(), 2u);
+  EXPECT_EQ(s.ids(0)[1], 9u);
+  EXPECT_EQ(s.ids(1)[0], 11u);
+  EXPECT_FLOAT_EQ(s.pooled(0)[0], 0.6f);  // stored normalized
+  EXPECT_FLOAT_EQ(s.pooled(1)[1], 1.0f);
+  // A store without them still loads and says so.
+  TokenStoreBuilder plain(2, TokenPrecision::fp32);
+  plain.add_document(doc0);
+  plain.save(path);
+  TokenStore p(path);
+  EXPECT_FALSE(p.has_pooled());
+  EXPECT_TRUE(p.ids(0).empty());
+}

@@ -498,8 +498,8 @@ TEST_F(ServeTest, ExtraRoutesAndTheRequestTimeLimit) {
   std::condition_variable cv;
   bool release = false;
   std::vector<serve::Route> extra = {
-      {"POST", "/echo", [](std::string_view body) { return serve::Reply{200, json{{"got", body}}.dump()}; }},
-      {"GET", "/stuck", [&](std::string_view) {
+      {"POST", "/echo", [](const serve::Request& r) { return serve::Reply{200, json{{"got", r.body}}.dump()}; }},
+      {"GET", "/stuck", [&](const serve::Request&) {
          std::unique_lock lock(m);
          cv.wait(lock, [&] { return release; });
          return serve::Reply{200, "{}"};

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
+#include "verify/alignment_verifier.hpp"
 #include "verify/learned.hpp"
 #include "verify/verifier.hpp"
 
@@ -72,29 +73,27 @@ TEST(DefaultVerifier, KindIsListed) {
   EXPECT_TRUE(listed);
 }
 
-// The committed default: an ensemble of trained F3 files whose provenance names
-// their encoder, all within the 5 MB the issue allows.
-TEST(DefaultVerifier, CommittedFileIsATrainedEnsembleOfF3) {
+// The committed default: a trained, calibrated F5 that records its encoder
+// and how it was trained, small enough for the repository.
+TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   EnvGuard guard;
   unsetenv("VERITY_DEFAULT_VERIFIER");
-  const auto dir = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers";
-  const auto path = dir + "/default.vens";
+  const auto path = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/default.valn";
   ASSERT_TRUE(fs::exists(path)) << path;
   auto d = make_verifier("default");
-  EXPECT_EQ(d->spec(), "ensemble:" + path);
+  EXPECT_EQ(d->spec(), "f5:" + path);
   ASSERT_TRUE(d->is_trained());
-  const auto manifest = nlohmann::json::parse(read_file(path));
-  ASSERT_GE(manifest.at("members").size(), 2u);
-  uintmax_t bytes = fs::file_size(path);
-  for (const auto& m : manifest.at("members")) {
-    const auto member = dir + "/" + m.at("file").get<std::string>();
-    bytes += fs::file_size(member);
-    auto learned = LearnedVerifier::load(member, "f3");
-    const auto provenance = nlohmann::json::parse(learned->provenance());
-    EXPECT_EQ(provenance.at("encoder").get<std::string>(), "use-lite");
-    EXPECT_FALSE(provenance.at("argv").get<std::string>().empty());
-  }
-  EXPECT_LE(bytes, 5u * 1024 * 1024);
+  EXPECT_TRUE(d->uses_context());
+  ASSERT_TRUE(d->default_threshold().has_value());
+  EXPECT_GT(*d->default_threshold(), 0.0f);
+  EXPECT_LT(*d->default_threshold(), 1.0f);
+  EXPECT_EQ(d->encoder().rfind("use-lite:", 0), 0u) << d->encoder();
+  const auto provenance = nlohmann::json::parse(AlignmentVerifier::load(path)->provenance());
+  EXPECT_FALSE(provenance.at("argv").get<std::string>().empty());
+  EXPECT_LE(fs::file_size(path), 5u * 1024 * 1024);
+  // The earlier F3 ensemble stays loadable for comparisons.
+  auto old = make_verifier("ensemble:" + std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble.vens");
+  EXPECT_TRUE(old->is_trained());
 }
 
 }  // namespace

@@ -103,6 +103,6 @@ TEST(Verifiers, FactoryErrorsAndSpecs) {
   EXPECT_EQ(make_verifier(f2->spec())->spec(), f2->spec());
   EXPECT_TRUE(f2->is_trained());
   EXPECT_THROW(f2->save("/tmp/never"), Unsupported);
-  EXPECT_EQ(verifier_kinds().size(), 7u);  // f0-f4, ensemble and default
+  EXPECT_EQ(verifier_kinds().size(), 8u);  // f0-f5, ensemble and default
   expect_error("ensemble", "needs a file");
 }

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "core/section_file.hpp"
 #include "verify/learned.hpp"
 #include "verify/similarity_map.hpp"
 
@@ -57,6 +58,13 @@ struct VitNetImpl : torch::nn::Module {
   std::vector<VitBlock> blocks;
 };
 TORCH_MODULE(VitNet);
+
+// Sections PNAM (u32 count, then name, u32 ndim, i64 dims per parameter) and
+// PDAT (all values as f32, in PNAM order) of a weights file.
+void write_parameters(SectionWriter& out, torch::nn::Module& module);
+// Loads them into `module`, requiring its exact names and shapes; FormatError
+// naming the file and the parameter otherwise (`kind` names the model).
+void read_parameters(const SectionFile& file, torch::nn::Module& module, const std::string& kind);
 
 }  // namespace verity::verify::detail
 

@@ -1,8 +1,14 @@
-#include "serve/detail/json_api.hpp"
+#include "serve/detail/request_json.hpp"
 
 #include "core/log.hpp"
 
 namespace verity::serve::detail {
+
+size_t utf8_code_points(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
 
 json parse_body(std::string_view text) {
   if (text.empty()) throw HttpError(kBadRequest, "empty body: expected a JSON object");
@@ -30,6 +36,16 @@ std::string string_field(const json& body, const char* field, const std::string*
   return it->get<std::string>();
 }
 
+std::string text_field(const json& body, const char* field, size_t max_chars) {
+  std::string text = string_field(body, field, nullptr);
+  if (text.empty()) throw HttpError(kBadRequest, cat("field '", field, "' must not be empty"));
+  size_t chars = utf8_code_points(text);
+  if (chars > max_chars)
+    throw HttpError(kUnprocessable, cat("field '", field, "' has ", chars, " characters, the limit is ", max_chars,
+                                        " (--max-query-chars)"));
+  return text;
+}
+
 void check_fields(const json& body, std::initializer_list<const char*> allowed) {
   for (const auto& [key, value] : body.items()) {
     bool known = false;
@@ -44,9 +60,9 @@ void check_fields(const json& body, std::initializer_list<const char*> allowed) 
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-Reply error_reply(int status, std::string_view message) {
-  return {status, dump(json{{"error", std::string(message)}})};
-}
+std::string error_body(std::string_view message) { return dump(json{{"error", std::string(message)}}); }
+
+Reply error_reply(int status, std::string_view message) { return {status, error_body(message)}; }
 
 Reply answer_with(const std::function<json()>& fn) {
   try {

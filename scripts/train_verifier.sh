@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Trains and calibrates an F5 verifier for one encoder from the shared data:
+# the six labelled pair sets (train parts; dev parts choose the epoch, fit the
+# calibration and the verdict threshold) beside the near-miss triples. The
+# file records the encoder, so using it on another encoder's maps is an error.
+# Makes the pair splits (scripts/pairs_splits.sh) and the near-miss build
+# (scripts/nearmiss_build.sh) first when they are missing.
+# Usage: scripts/train_verifier.sh OUT.valn [ENCODER] [SEED] [extra train-verifier flags...]
+#   e.g. scripts/train_verifier.sh out/bert.valn bert:/path/to/checkpoint 1
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="${1:?usage: scripts/train_verifier.sh OUT.valn [ENCODER] [SEED] [flags...]}"
+ENCODER="${2:-use-lite}"
+SEED="${3:-1}"
+shift $(( $# > 3 ? 3 : $# ))
+VERITY="${VERITY:-$ROOT/build/verity}"
+PAIRS="$ROOT/data/pairs"
+NEARMISS="$ROOT/data/nearmiss"
+[ -s "$PAIRS/stsb/manifest.json" ] || bash "$ROOT/scripts/pairs_splits.sh" "$PAIRS" "$VERITY"
+[ -s "$NEARMISS/dev.jsonl" ] || bash "$ROOT/scripts/nearmiss_build.sh" "$NEARMISS" "$VERITY"
+args=()
+for s in paws qqp sick mrpc apt stsb; do
+  args+=(--pairs "$PAIRS/$s/train.jsonl" --dev-pairs "$PAIRS/$s/dev.jsonl")
+done
+# The sample cache holds maps and token identities per encoder, so seeds and
+# variants encode each text once.
+cache="$ROOT/data/f5-samples-$(echo "$ENCODER" | tr -c 'A-Za-z0-9._-' '_').vpsc"
+mkdir -p "$(dirname "$OUT")"
+exec "$VERITY" train-verifier --verifier f5 "${args[@]}" \
+  --train "$NEARMISS/train.jsonl" --dev "$NEARMISS/dev.jsonl" \
+  --encoder "$ENCODER" --max-pairs-per-source 8000 --max-dev-pairs-per-source 1500 \
+  --f5-embedding 0 --epochs 8 --patience 3 --lr 2e-3 --weight-decay 0.01 --seed "$SEED" \
+  --token-cache "$cache" --out "$OUT" --json "$@"

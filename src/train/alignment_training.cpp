@@ -1,0 +1,445 @@
+#include "train/alignment_training.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <unordered_map>
+
+#include "core/crc32c.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/section_file.hpp"
+#include "encode/registry.hpp"
+#include "eval/pair_metrics.hpp"
+#include "verify/detail/alignment_modules.hpp"
+#include "verify/pair_scoring.hpp"
+
+namespace verity::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// One (a, b) pair as the verifier sees it: the map, both texts' token
+// identities (by text index) and the pooled cosine.
+struct Sample {
+  uint32_t a = 0, b = 0;
+  verify::SimilarityMap map;
+  float cosine = 0;
+};
+
+struct SampleSet {
+  std::vector<std::string> texts;
+  std::vector<std::vector<uint32_t>> ids;  // per text
+  std::vector<Sample> samples;
+};
+
+constexpr std::string_view kCacheMagic = "VPSC";
+
+uint64_t pairs_fingerprint(const std::vector<std::pair<std::string, std::string>>& pairs, const std::string& encoder) {
+  uint64_t h = fnv1a64(encoder.data(), encoder.size());
+  for (const auto& [a, b] : pairs) {
+    h = fnv1a64(a.data(), a.size(), h);
+    h = fnv1a64("\x1f", 1, h);
+    h = fnv1a64(b.data(), b.size(), h);
+    h = fnv1a64("\x1e", 1, h);
+  }
+  return h;
+}
+
+bool load_sample_cache(const std::string& path, uint64_t fingerprint, size_t expected, SampleSet& out) {
+  if (path.empty() || !file_exists(path)) return false;
+  SectionFile f(path, kCacheMagic, 1);
+  auto conf = f.reader("CONF");
+  if (conf.read<uint64_t>() != fingerprint) {
+    log("sample cache ", path, " was made from other pairs or another encoder; rebuilding it");
+    return false;
+  }
+  auto texts = f.reader("TEXT");
+  const auto n_texts = texts.read<uint64_t>();
+  auto ntok = f.array<uint32_t>("NTOK");
+  auto ids = f.array<uint32_t>("IDS.");
+  VERITY_CHECK(ntok.size() == n_texts, FormatError, path, ": NTOK has ", ntok.size(), " entries for ", n_texts,
+               " texts");
+  size_t off = 0;
+  for (uint64_t t = 0; t < n_texts; ++t) {
+    out.texts.push_back(texts.read_string());
+    VERITY_CHECK(off + ntok[t] <= ids.size(), FormatError, path, ": IDS. ends inside text ", t);
+    out.ids.emplace_back(ids.begin() + off, ids.begin() + off + ntok[t]);
+    off += ntok[t];
+  }
+  auto heads = f.array<uint32_t>("SAMP");
+  auto cos = f.array<float>("COS.");
+  auto maps = f.array<float>("MAPS");
+  VERITY_CHECK(heads.size() == 2 * expected && cos.size() == expected, FormatError, path, ": holds ",
+               heads.size() / 2, " samples, ", expected, " expected");
+  off = 0;
+  for (size_t s = 0; s < expected; ++s) {
+    const uint32_t a = heads[2 * s], b = heads[2 * s + 1];
+    VERITY_CHECK(a < n_texts && b < n_texts, FormatError, path, ": sample ", s, " names a text out of range");
+    const size_t cells = out.ids[a].size() * out.ids[b].size();
+    VERITY_CHECK(off + cells <= maps.size(), FormatError, path, ": MAPS ends inside sample ", s);
+    out.samples.push_back({a, b,
+                           verify::SimilarityMap(out.ids[a].size(), out.ids[b].size(),
+                                                 std::vector<float>(maps.begin() + off, maps.begin() + off + cells)),
+                           cos[s]});
+    off += cells;
+  }
+  log("sample cache: ", expected, " pairs from ", path);
+  return true;
+}
+
+void save_sample_cache(const std::string& path, uint64_t fingerprint, const SampleSet& set) {
+  ByteWriter conf, texts;
+  conf.write<uint64_t>(fingerprint);
+  texts.write<uint64_t>(set.texts.size());
+  std::vector<uint32_t> ntok, ids, heads;
+  for (size_t t = 0; t < set.texts.size(); ++t) {
+    texts.write_string(set.texts[t]);
+    ntok.push_back(uint32_t(set.ids[t].size()));
+    ids.insert(ids.end(), set.ids[t].begin(), set.ids[t].end());
+  }
+  std::vector<float> cos, maps;
+  for (const auto& s : set.samples) {
+    heads.push_back(s.a), heads.push_back(s.b), cos.push_back(s.cosine);
+    maps.insert(maps.end(), s.map.values().begin(), s.map.values().end());
+  }
+  SectionWriter w(path, kCacheMagic, 1);
+  w.add("CONF", conf);
+  w.add("TEXT", texts);
+  w.add_array("NTOK", std::span<const uint32_t>(ntok));
+  w.add_array("IDS.", std::span<const uint32_t>(ids));
+  w.add_array("SAMP", std::span<const uint32_t>(heads));
+  w.add_array("COS.", std::span<const float>(cos));
+  w.add_array("MAPS", std::span<const float>(maps));
+  w.commit();
+}
+
+// Encodes every pair's texts (chunk by chunk) and keeps only maps and ids.
+SampleSet build_samples(const std::vector<std::pair<std::string, std::string>>& pairs, const encode::Encoder& encoder,
+                        size_t batch, const std::string& cache) {
+  const auto fingerprint = pairs_fingerprint(pairs, encode::encoder_identity(encoder));
+  SampleSet set;
+  if (load_sample_cache(cache, fingerprint, pairs.size(), set)) return set;
+  set = SampleSet();
+  std::unordered_map<std::string, uint32_t> index;
+  encode::EncodeOptions eo;
+  eo.batch_size = batch;
+  Progress progress("encoding pairs", pairs.size());
+  const size_t chunk = 4 * batch;
+  for (size_t begin = 0; begin < pairs.size(); begin += chunk) {
+    check_interrupt();
+    const size_t end = std::min(pairs.size(), begin + chunk);
+    std::vector<std::string> texts;
+    std::unordered_map<std::string, size_t> local;
+    auto slot = [&](const std::string& s) {
+      auto [it, fresh] = local.try_emplace(s, texts.size());
+      if (fresh) texts.push_back(s);
+      return it->second;
+    };
+    std::vector<std::pair<size_t, size_t>> ends;
+    for (size_t i = begin; i < end; ++i) ends.push_back({slot(pairs[i].first), slot(pairs[i].second)});
+    auto enc = encoder.encode(texts, eo);
+    std::vector<uint32_t> global(texts.size());
+    std::vector<std::vector<float>> blocks(texts.size());
+    for (size_t t = 0; t < texts.size(); ++t) {
+      auto [it, fresh] = index.try_emplace(texts[t], uint32_t(set.texts.size()));
+      if (fresh) {
+        set.texts.push_back(texts[t]);
+        set.ids.push_back(verify::token_identities(enc.token_strings[t]));
+      }
+      global[t] = it->second;
+      blocks[t] = enc.token_block(t);
+    }
+    for (auto [x, y] : ends)
+      set.samples.push_back({global[x], global[y], verify::SimilarityMap::compute(blocks[x], blocks[y], enc.dim),
+                             verify::cosine(enc.pooled_row(x), enc.pooled_row(y))});
+    progress.add(end - begin);
+  }
+  progress.finish();
+  if (!cache.empty()) {
+    save_sample_cache(cache, fingerprint, set);
+    log("sample cache: wrote ", set.samples.size(), " pairs to ", cache);
+  }
+  return set;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// Platt scaling with per-item weights, by damped Newton steps on (a, b).
+verify::Calibration fit_platt(const std::vector<float>& z, const std::vector<int>& y, const std::vector<double>& w) {
+  double a = 1, b = 0;
+  for (int it = 0; it < 100; ++it) {
+    double ga = 0, gb = 0, haa = 1e-9, hab = 0, hbb = 1e-9;
+    for (size_t i = 0; i < z.size(); ++i) {
+      const double p = sigmoid(a * z[i] + b), r = w[i] * (p - y[i]), h = w[i] * std::max(p * (1 - p), 1e-12);
+      ga += r * z[i], gb += r;
+      haa += h * z[i] * z[i], hab += h * z[i], hbb += h;
+    }
+    const double det = haa * hbb - hab * hab;
+    if (std::abs(det) < 1e-18) break;
+    const double da = (hbb * ga - hab * gb) / det, db = (haa * gb - hab * ga) / det;
+    a -= da, b -= db;
+    a = std::max(a, 1e-3);
+    if (std::abs(da) + std::abs(db) < 1e-9) break;
+  }
+  return {float(a), float(b), 0.5f};
+}
+
+}  // namespace
+
+std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
+    const verify::AlignmentConfig& config, const encode::Encoder& encoder, const std::vector<PairSourceData>& sources,
+    const std::vector<data::Triple>& train_triples, const std::vector<data::Triple>& dev_triples,
+    const AlignmentTrainOptions& o, const std::string& provenance, AlignmentTrainReport& report) {
+  VERITY_CHECK(!sources.empty() || !train_triples.empty(), ConfigError, "f5 training: no training pairs or triples");
+  VERITY_CHECK(o.epochs > 0 && o.steps_per_epoch > 0, ConfigError, "f5 training: epochs and steps must be positive");
+  // Every (a, b) the run needs, in a fixed order: per source train then dev,
+  // then train triples (q, pos), (q, neg), then dev triples.
+  std::vector<std::pair<std::string, std::string>> pairs;
+  struct Group {
+    std::string name;
+    std::vector<size_t> items;
+    std::vector<int> labels;
+  };
+  std::vector<Group> train_groups, dev_groups;
+  for (const auto& s : sources) {
+    Group tr{s.name, {}, {}}, dv{s.name, {}, {}};
+    for (const auto& p : s.train) tr.items.push_back(pairs.size()), tr.labels.push_back(p.label), pairs.push_back({p.a, p.b});
+    for (const auto& p : s.dev) dv.items.push_back(pairs.size()), dv.labels.push_back(p.label), pairs.push_back({p.a, p.b});
+    VERITY_CHECK(!tr.items.empty(), ConfigError, "f5 training: source ", s.name, " has no training pairs");
+    report.train_pairs += tr.items.size(), report.dev_pairs += dv.items.size();
+    train_groups.push_back(std::move(tr));
+    if (!dv.items.empty()) dev_groups.push_back(std::move(dv));
+  }
+  struct TripleItem {
+    size_t pos, neg;
+    std::string type;
+  };
+  auto add_triples = [&](const std::vector<data::Triple>& ts) {
+    std::vector<TripleItem> out;
+    for (const auto& t : ts) {
+      out.push_back({pairs.size(), pairs.size() + 1, t.type.empty() ? "unknown" : t.type});
+      pairs.push_back({t.query, t.positive});
+      pairs.push_back({t.query, t.negative});
+    }
+    return out;
+  };
+  const auto train_trip = add_triples(train_triples), dev_trip = add_triples(dev_triples);
+  report.train_triples = train_trip.size(), report.dev_triples = dev_trip.size();
+
+  const auto t_encode = Clock::now();
+  SampleSet set = build_samples(pairs, encoder, o.encode_batch, o.sample_cache);
+  report.encode_seconds = seconds_since(t_encode);
+
+  // IDF over the distinct training texts.
+  std::vector<uint8_t> is_train_text(set.texts.size(), 0);
+  for (const auto& g : train_groups)
+    for (size_t i : g.items) is_train_text[set.samples[i].a] = is_train_text[set.samples[i].b] = 1;
+  for (const auto& t : train_trip)
+    for (size_t i : {t.pos, t.neg}) is_train_text[set.samples[i].a] = is_train_text[set.samples[i].b] = 1;
+  std::vector<std::vector<uint32_t>> train_ids;
+  for (size_t t = 0; t < set.texts.size(); ++t)
+    if (is_train_text[t]) train_ids.push_back(set.ids[t]);
+  auto idf = verify::build_idf_table(train_ids);
+  log("f5: idf over ", idf.documents(), " training texts, ", idf.document_frequency().size(), " distinct tokens");
+
+  std::vector<verify::AlignmentFeatures> features;
+  features.reserve(set.samples.size());
+  {
+    Progress progress("alignment features", set.samples.size());
+    for (const auto& s : set.samples) {
+      verify::PairContext ctx{set.ids[s.a], set.ids[s.b], s.cosine};
+      features.push_back(s.map.empty() ? verify::AlignmentFeatures{} : verify::alignment_features(s.map, ctx, idf));
+      progress.add(1);
+    }
+    progress.finish();
+  }
+  set.samples.clear();
+
+  auto model = verify::AlignmentVerifier::untrained(config, idf, o.seed);
+  auto& net = model->impl().net;
+  torch::manual_seed(o.seed);
+  torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ULL + 1);
+
+  auto batch_of = [&](const std::vector<size_t>& items) {
+    std::vector<const verify::AlignmentFeatures*> ptrs;
+    for (size_t i : items) ptrs.push_back(&features[i]);
+    return verify::detail::make_alignment_batch(ptrs, config);
+  };
+  auto logits_of = [&](const std::vector<size_t>& items) {
+    std::vector<float> out;
+    torch::NoGradGuard no_grad;
+    net->eval();
+    for (size_t b = 0; b < items.size(); b += 256) {
+      std::vector<size_t> chunk(items.begin() + b, items.begin() + std::min(items.size(), b + 256));
+      auto z = net->forward(batch_of(chunk)).contiguous();
+      out.insert(out.end(), z.data_ptr<float>(), z.data_ptr<float>() + z.numel());
+    }
+    return out;
+  };
+  // Per-type buckets of the training triples.
+  std::map<std::string, std::vector<size_t>> by_type;
+  for (size_t k = 0; k < train_trip.size(); ++k) by_type[train_trip[k].type].push_back(k);
+
+  struct DevScores {
+    std::map<std::string, double> auc;
+    double macro = 0;
+  };
+  auto dev_pass = [&] {
+    DevScores d;
+    for (const auto& g : dev_groups) {
+      auto z = logits_of(g.items);
+      std::vector<float> pos, neg;
+      for (size_t i = 0; i < z.size(); ++i) (g.labels[i] ? pos : neg).push_back(z[i]);
+      d.auc[g.name] = eval::roc_auc(pos, neg);
+    }
+    if (!dev_trip.empty()) {
+      std::vector<size_t> p, n;
+      for (const auto& t : dev_trip) p.push_back(t.pos), n.push_back(t.neg);
+      d.auc["nearmiss"] = eval::roc_auc(logits_of(p), logits_of(n));
+    }
+    for (const auto& [k, v] : d.auc) d.macro += v / double(d.auc.size());
+    return d;
+  };
+
+  std::vector<torch::Tensor> best_state;
+  auto snapshot = [&] {
+    best_state.clear();
+    for (const auto& p : net->parameters()) best_state.push_back(p.detach().clone());
+  };
+  const auto t_train = Clock::now();
+  size_t since_best = 0;
+  report.best_dev_macro_auc = -1;
+  for (size_t epoch = 1; epoch <= o.epochs; ++epoch) {
+    const auto t_epoch = Clock::now();
+    net->train();
+    double loss_sum = 0;
+    Progress progress(cat("f5 epoch ", epoch), o.steps_per_epoch);
+    for (size_t step = 0; step < o.steps_per_epoch; ++step) {
+      check_interrupt();
+      torch::Tensor loss = torch::zeros({});
+      if (!train_groups.empty()) {
+        std::vector<size_t> items;
+        std::vector<float> labels, weights;
+        for (const auto& g : train_groups)
+          for (size_t k = 0; k < o.pairs_per_source; ++k) {
+            const size_t j = std::uniform_int_distribution<size_t>(0, g.items.size() - 1)(rng);
+            items.push_back(g.items[j]);
+            labels.push_back(float(g.labels[j]));
+          }
+        auto batch = batch_of(items);
+        std::bernoulli_distribution drop(o.pooled_dropout);
+        for (size_t r = 0; r < items.size(); ++r)
+          if (drop(rng)) batch.pair[int64_t(r)].slice(0, 0, 2).zero_();
+        auto z = net->forward(batch);
+        loss = loss + torch::binary_cross_entropy_with_logits(z, torch::tensor(labels));
+      }
+      if (!train_trip.empty() && o.triple_weight > 0) {
+        std::vector<size_t> items_pos, items_neg;
+        const size_t per_type = std::max<size_t>(1, o.triples_per_step / by_type.size());
+        for (const auto& [type, ks] : by_type)
+          for (size_t k = 0; k < per_type; ++k) {
+            const auto& t = train_trip[ks[std::uniform_int_distribution<size_t>(0, ks.size() - 1)(rng)]];
+            items_pos.push_back(t.pos), items_neg.push_back(t.neg);
+          }
+        auto zp = net->forward(batch_of(items_pos)), zn = net->forward(batch_of(items_neg));
+        auto l = torch::softplus(zn - zp).mean() +
+                 torch::binary_cross_entropy_with_logits(zp, torch::ones_like(zp)) +
+                 torch::binary_cross_entropy_with_logits(zn, torch::zeros_like(zn));
+        loss = loss + o.triple_weight * l / 3.0;
+      }
+      opt.zero_grad();
+      loss.backward();
+      opt.step();
+      loss_sum += loss.item<double>();
+      ++report.steps;
+      progress.add(1);
+    }
+    progress.finish();
+    auto d = dev_pass();
+    AlignmentEpoch e{epoch, loss_sum / double(o.steps_per_epoch), d.macro, seconds_since(t_epoch), d.auc};
+    std::string per;
+    for (const auto& [k, v] : d.auc) per += cat(" ", k, "=", std::round(v * 1000) / 1000);
+    log("f5 epoch ", epoch, ": loss ", e.train_loss, ", dev macro AUC ", d.macro, " (", per, " )");
+    report.epochs.push_back(e);
+    if (d.auc.empty() || d.macro > report.best_dev_macro_auc) {
+      report.best_dev_macro_auc = d.macro, report.best_epoch = epoch, since_best = 0;
+      snapshot();
+    } else if (o.patience && ++since_best >= o.patience) {
+      log("f5: no dev gain for ", o.patience, " epochs; stopping");
+      break;
+    }
+  }
+  {
+    torch::NoGradGuard no_grad;
+    auto params = net->parameters();
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(best_state[i]);
+  }
+  net->eval();
+  report.train_seconds = seconds_since(t_train);
+
+  // Calibration on dev: every source (and the near-miss triples as pairs)
+  // weighs the same.
+  std::vector<Group> calib = dev_groups;
+  if (!dev_trip.empty()) {
+    Group g{"nearmiss", {}, {}};
+    for (const auto& t : dev_trip) g.items.push_back(t.pos), g.labels.push_back(1), g.items.push_back(t.neg), g.labels.push_back(0);
+    calib.push_back(std::move(g));
+  }
+  if (!calib.empty()) {
+    std::vector<float> z;
+    std::vector<int> y;
+    std::vector<double> w;
+    std::vector<std::vector<float>> group_z;
+    for (const auto& g : calib) {
+      group_z.push_back(logits_of(g.items));
+      z.insert(z.end(), group_z.back().begin(), group_z.back().end());
+      y.insert(y.end(), g.labels.begin(), g.labels.end());
+      w.insert(w.end(), g.items.size(), 1.0 / double(g.items.size()));
+    }
+    auto c = fit_platt(z, y, w);
+    double best_mean = -1;
+    for (int step = 2; step <= 98; ++step) {
+      const double t = step / 100.0;
+      double mean = 0;
+      for (size_t gi = 0; gi < calib.size(); ++gi) {
+        size_t right = 0;
+        for (size_t i = 0; i < group_z[gi].size(); ++i)
+          right += (sigmoid(c.scale * group_z[gi][i] + c.bias) >= t) == (calib[gi].labels[i] == 1);
+        mean += double(right) / double(group_z[gi].size()) / double(calib.size());
+      }
+      if (mean > best_mean + 1e-12) best_mean = mean, c.threshold = float(t);
+    }
+    model->set_calibration(c);
+    report.calibration = c;
+    for (size_t gi = 0; gi < calib.size(); ++gi) {
+      std::vector<float> p;
+      for (float v : group_z[gi]) p.push_back(float(sigmoid(c.scale * v + c.bias)));
+      auto m = eval::binary_metrics(p, calib[gi].labels, c.threshold);
+      report.dev[calib[gi].name] = {m.auc, *m.accuracy, m.best_accuracy, m.count};
+    }
+    log("f5: calibration scale ", c.scale, ", bias ", c.bias, ", threshold ", c.threshold, " (mean dev accuracy ",
+        best_mean, ")");
+  }
+  if (!dev_trip.empty()) {
+    std::vector<size_t> p, n;
+    for (const auto& t : dev_trip) p.push_back(t.pos), n.push_back(t.neg);
+    auto zp = logits_of(p), zn = logits_of(n);
+    std::map<std::string, std::pair<size_t, size_t>> acc;
+    for (size_t k = 0; k < dev_trip.size(); ++k) {
+      auto& a = acc[dev_trip[k].type];
+      a.first += zp[k] > zn[k], ++a.second;
+    }
+    for (const auto& [type, a] : acc) report.dev_nearmiss_by_type[type] = double(a.first) / double(a.second);
+  }
+  model->set_encoder(encode::encoder_identity(encoder));
+  model->mark_trained(provenance);
+  return model;
+}
+
+}  // namespace verity::train

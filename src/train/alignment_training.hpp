@@ -1,0 +1,78 @@
+#pragma once
+// Training F5 (verify/alignment_verifier.hpp) on real labelled pairs beside
+// near-miss triples, then calibrating it. Torch-free header.
+//
+//   loss = mean over sources of BCE(P(same), label) on the pairs
+//        + triple_weight · [softplus(z_neg - z_pos) + BCE(z_pos, 1) + BCE(z_neg, 0)] / 3
+// Each step draws the same number of pairs from every source (sources with
+// fewer are cycled) and triples balanced per near-miss type. Each epoch ends
+// with the dev pass; the kept epoch maximizes the macro dev AUC over all pair
+// sources and the near-miss dev triples (AUC of positives over negatives).
+// Calibration: Platt scaling P = sigmoid(a·z + b) fitted on dev with every
+// source weighted equally; the threshold maximizes the mean per-source dev
+// accuracy of the verdicts. Formulas: docs/TRAINING.md ("F5").
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/labelled_pairs.hpp"
+#include "data/triples.hpp"
+#include "encode/encoder.hpp"
+#include "verify/alignment_verifier.hpp"
+
+namespace verity::train {
+
+struct PairSourceData {
+  std::string name;
+  std::vector<data::LabelledPair> train, dev;
+};
+
+struct AlignmentTrainOptions {
+  size_t epochs = 12;
+  size_t steps_per_epoch = 200;
+  size_t pairs_per_source = 16;  // per step
+  size_t triples_per_step = 32;
+  double triple_weight = 1.0;
+  double lr = 2e-3, weight_decay = 1e-4;
+  double pooled_dropout = 0.1;  // share of training pairs shown without the pooled cosine
+  size_t patience = 4;          // epochs without a dev gain before stopping (0 = never)
+  uint64_t seed = 1;
+  size_t encode_batch = 64;
+  std::string sample_cache;     // maps + token identities of every pair, reused across runs ("" = none)
+};
+
+struct SourceMetrics {
+  double auc = 0.5, accuracy = 0, best_accuracy = 0;
+  size_t count = 0;
+};
+
+struct AlignmentEpoch {
+  size_t epoch = 0;
+  double train_loss = 0, dev_macro_auc = 0, seconds = 0;
+  std::map<std::string, double> dev_auc;  // per source ("nearmiss" for the triples)
+};
+
+struct AlignmentTrainReport {
+  std::vector<AlignmentEpoch> epochs;
+  size_t best_epoch = 0, steps = 0;
+  double best_dev_macro_auc = 0;
+  verify::Calibration calibration;
+  std::map<std::string, SourceMetrics> dev;      // calibrated, at the chosen threshold
+  std::map<std::string, double> dev_nearmiss_by_type;  // pairwise accuracy
+  size_t train_pairs = 0, dev_pairs = 0, train_triples = 0, dev_triples = 0;
+  double encode_seconds = 0, train_seconds = 0;
+};
+
+// Trains a fresh F5 of `config` (IDF table from the training texts) and
+// calibrates it on dev. The returned verifier records the encoder identity
+// and is marked trained with `provenance`. SIGINT stops between steps
+// (Interrupted); nothing is written by this function.
+std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
+    const verify::AlignmentConfig& config, const encode::Encoder& encoder, const std::vector<PairSourceData>& sources,
+    const std::vector<data::Triple>& train_triples, const std::vector<data::Triple>& dev_triples,
+    const AlignmentTrainOptions& options, const std::string& provenance, AlignmentTrainReport& report);
+
+}  // namespace verity::train

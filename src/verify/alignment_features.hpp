@@ -1,0 +1,83 @@
+#pragma once
+// The inputs of F5, the alignment reader (verify/alignment_verifier.hpp):
+// what each token of one text finds in the other, read off the similarity map
+// and the token identities, plus pair-level scalars. Plain C++ (no torch), so
+// the same code feeds training and inference.
+//
+// For a direction X -> Y (rows of M for a -> b, columns for b -> a), token i
+// of X (length n) against Y (length m):
+//   0 best       max_j M_ij
+//   1 soft       sum_j softmax_j(M_ij / 0.1) M_ij
+//   2 exact      1 if the same token occurs in Y
+//   3 idf        idf(i) / idf_max
+//   4 pos        i / (n - 1)                    (0.5 when n = 1)
+//   5 aligned    j* / (m - 1), j* = argmax_j (M_ij + 0.5 [same token at j])
+//   6 shift      aligned - pos
+//   7 step       clamp(j*_i - j*_{i-1}, -3, 3) / 3   (0 for i = 0)
+//   8 kept_prev  1 if j*_i = j*_{i-1} + 1 (the bigram survives)
+//   9 kept_next  1 if j*_{i+1} = j*_i + 1
+//  10 close      best · (1 - exact): similar but not the same token
+//  11 missing    1 - best
+//  12 idf_there  idf(j*) / idf_max
+// Pair scalars (symmetric in a and b):
+//   0 pooled cosine (0 when unknown)   1 pooled cosine known
+//   2,3 MaxSim mean / min over the two directions
+//   4,5 idf-weighted MaxSim mean / min
+//   6,7 share of tokens with an exact match, mean / min
+//   8,9 idf-weighted exact share, mean / min
+//  10 |log(n / m)|   11 log(1 + n + m) / 5
+//  12 order agreement of exact matches (Kendall tau of i and j*), mean
+//  13 share of kept bigrams, mean
+//  14 F2 soft alignment with positional bias (lambda = tau = 0.1), mean
+//  15,16 max over tokens of idf · (1 - best), max / mean over the directions
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "verify/similarity_map.hpp"
+#include "verify/verifier.hpp"
+
+namespace verity::verify {
+
+inline constexpr size_t kTokenFeatures = 13;
+inline constexpr size_t kPairFeatures = 17;
+
+// Inverse document frequencies of token identities, from the texts a verifier
+// was trained on: idf(t) = ln((N + 1) / (df(t) + 1)) + 1; unseen tokens get
+// the idf of a token seen once (rare tokens matter most).
+class IdfTable {
+ public:
+  IdfTable() = default;
+  IdfTable(size_t documents, std::unordered_map<uint32_t, uint32_t> document_frequency);
+  float idf(uint32_t token) const;
+  float max_idf() const { return max_idf_; }
+  size_t documents() const { return documents_; }
+  const std::unordered_map<uint32_t, uint32_t>& document_frequency() const { return df_; }
+
+ private:
+  size_t documents_ = 0;
+  std::unordered_map<uint32_t, uint32_t> df_;
+  float unseen_ = 1.0f, max_idf_ = 1.0f;
+};
+
+// Counts each identity once per text.
+IdfTable build_idf_table(std::span<const std::vector<uint32_t>> texts);
+
+struct DirectionFeatures {
+  size_t length = 0;
+  std::vector<float> tokens;      // [length × kTokenFeatures]
+  std::vector<uint32_t> ids;      // token identities of X (0 when unknown)
+};
+
+struct AlignmentFeatures {
+  DirectionFeatures forward, backward;  // a -> b (map rows), b -> a (map columns)
+  std::vector<float> pair;              // [kPairFeatures]
+};
+
+// map must be non-empty; ids are the context's (empty = unknown, no exact
+// matches then). ConfigError when an id list does not match the map's size.
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf);
+
+}  // namespace verity::verify

@@ -1,0 +1,319 @@
+// F5 inference, weights files and the torch module (includes torch).
+#include "verify/alignment_verifier.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/section_file.hpp"
+#include "verify/detail/alignment_modules.hpp"
+#include "verify/detail/learned_modules.hpp"
+
+namespace verity::verify {
+namespace {
+
+constexpr std::string_view kMagic = "VALN";
+constexpr uint32_t kVersion = 1;
+constexpr size_t kBatch = 128;
+
+// Feature groups (verify/alignment_features.hpp lists the features).
+constexpr int kTokenGroup[kTokenFeatures] = {0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1};  // 0 map, 1 identity
+constexpr int kPairGroup[kPairFeatures] = {2, 2, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 1, 1};  // 2 pooled
+const char* const kGroupNames[3] = {"map", "identity", "pooled"};
+
+bool uses_group(const AlignmentConfig& c, int group) {
+  return std::find(c.inputs.begin(), c.inputs.end(), kGroupNames[group]) != c.inputs.end();
+}
+
+void validate(const AlignmentConfig& c) {
+  VERITY_CHECK(c.hidden > 0 && c.hidden <= 1024 && c.mlp > 0 && c.mlp <= 4096, ConfigError,
+               "f5 config: hidden=", c.hidden, ", mlp=", c.mlp, " out of range");
+  VERITY_CHECK(c.token_embedding <= 256 && c.buckets > 0 && c.buckets <= (1u << 22), ConfigError,
+               "f5 config: token_embedding=", c.token_embedding, ", buckets=", c.buckets, " out of range");
+  VERITY_CHECK(!c.inputs.empty(), ConfigError, "f5 config: inputs must name at least one of map, identity, pooled");
+  for (const auto& name : c.inputs)
+    VERITY_CHECK(name == "map" || name == "identity" || name == "pooled", ConfigError, "f5 config: input '", name,
+                 "' is unknown (valid: map, identity, pooled)");
+}
+
+nlohmann::json config_json(const AlignmentConfig& c) {
+  return {{"hidden", c.hidden}, {"token_embedding", c.token_embedding}, {"buckets", c.buckets},
+          {"mlp", c.mlp},       {"conv", c.conv},                       {"inputs", c.inputs}};
+}
+
+AlignmentConfig config_from_json(const nlohmann::json& j, const std::string& path) {
+  static const std::vector<std::string> keys = {"buckets", "conv", "hidden", "inputs", "mlp", "token_embedding"};
+  for (const auto& item : j.items())
+    VERITY_CHECK(std::find(keys.begin(), keys.end(), item.key()) != keys.end(), FormatError, path,
+                 ": CONF config key '", item.key(), "' is unknown for f5");
+  AlignmentConfig c;
+  c.hidden = j.at("hidden").get<size_t>();
+  c.token_embedding = j.at("token_embedding").get<size_t>();
+  c.buckets = j.at("buckets").get<size_t>();
+  c.mlp = j.at("mlp").get<size_t>();
+  c.conv = j.at("conv").get<bool>();
+  c.inputs = j.at("inputs").get<std::vector<std::string>>();
+  return c;
+}
+
+torch::Tensor direction_tensor(const std::vector<const DirectionFeatures*>& dirs, size_t buckets,
+                               detail::DirectionBatch& out) {
+  size_t longest = 1;
+  for (const auto* d : dirs) longest = std::max(longest, d->length);
+  const auto b = int64_t(dirs.size()), l = int64_t(longest), f = int64_t(kTokenFeatures);
+  out.features = torch::zeros({b, l, f});
+  out.mask = torch::zeros({b, l});
+  out.buckets = torch::zeros({b, l}, torch::kLong);
+  float* feat = out.features.data_ptr<float>();
+  float* mask = out.mask.data_ptr<float>();
+  int64_t* bucket = out.buckets.data_ptr<int64_t>();
+  for (size_t k = 0; k < dirs.size(); ++k) {
+    const auto& d = *dirs[k];
+    std::copy(d.tokens.begin(), d.tokens.end(), feat + k * longest * kTokenFeatures);
+    for (size_t i = 0; i < d.length; ++i) {
+      mask[k * longest + i] = 1.0f;
+      bucket[k * longest + i] = int64_t(d.ids[i] % buckets);
+    }
+  }
+  return out.features;
+}
+
+}  // namespace
+
+namespace detail {
+
+AlignmentBatch make_alignment_batch(std::span<const AlignmentFeatures* const> items, const AlignmentConfig& config) {
+  std::vector<const DirectionFeatures*> fwd, bwd;
+  for (const auto* it : items) fwd.push_back(&it->forward), bwd.push_back(&it->backward);
+  AlignmentBatch batch;
+  direction_tensor(fwd, config.buckets, batch.forward);
+  direction_tensor(bwd, config.buckets, batch.backward);
+  batch.pair = torch::zeros({int64_t(items.size()), int64_t(kPairFeatures)});
+  float* p = batch.pair.data_ptr<float>();
+  for (size_t k = 0; k < items.size(); ++k) std::copy(items[k]->pair.begin(), items[k]->pair.end(), p + k * kPairFeatures);
+  return batch;
+}
+
+AlignNetImpl::AlignNetImpl(const AlignmentConfig& c) : config(c) {
+  namespace nn = torch::nn;
+  std::vector<float> tm(kTokenFeatures), pm(kPairFeatures);
+  for (size_t i = 0; i < kTokenFeatures; ++i) tm[i] = uses_group(c, kTokenGroup[i]) ? 1.0f : 0.0f;
+  for (size_t i = 0; i < kPairFeatures; ++i) pm[i] = uses_group(c, kPairGroup[i]) ? 1.0f : 0.0f;
+  token_mask = register_buffer("token_mask", torch::tensor(tm));
+  pair_mask = register_buffer("pair_mask", torch::tensor(pm));
+  const bool identity = uses_group(c, 1);
+  const int64_t emb = identity ? int64_t(c.token_embedding) : 0;
+  if (emb > 0) {
+    embedding = register_module("embedding", nn::Embedding(int64_t(c.buckets), emb));
+    torch::NoGradGuard no_grad;
+    embedding->weight.normal_(0, 0.01);
+  }
+  const int64_t h = int64_t(c.hidden);
+  token_in = register_module("token_in", nn::Linear(int64_t(kTokenFeatures) + emb, h));
+  if (c.conv) conv = register_module("conv", nn::Conv1d(nn::Conv1dOptions(h, h, 3).padding(1)));
+  hidden = register_module("hidden", nn::Linear(6 * h + int64_t(kPairFeatures), int64_t(c.mlp)));
+  out = register_module("out", nn::Linear(int64_t(c.mlp), 1));
+  // A linear path from the pair scalars, so a pooled-cosine-like rule is
+  // easy to express and the deep part only has to learn what it misses.
+  pair_linear = register_module("pair_linear", nn::Linear(int64_t(kPairFeatures), 1));
+}
+
+torch::Tensor AlignNetImpl::read_direction(const DirectionBatch& d) {
+  auto x = d.features * token_mask;
+  if (embedding) x = torch::cat({x, embedding(d.buckets)}, 2);
+  auto m = d.mask.unsqueeze(2);  // [B, L, 1]
+  auto h = torch::relu(token_in(x)) * m;
+  if (conv) h = h + torch::relu(conv(h.transpose(1, 2))).transpose(1, 2) * m;
+  const auto count = m.sum(1).clamp_min(1.0);
+  auto mean = h.sum(1) / count;
+  auto top = h.amax(1);  // activations are >= 0 and padding is 0
+  auto w = uses_group(config, 1) ? d.features.slice(2, 3, 4) * m : m;
+  auto weighted = (h * w).sum(1) / w.sum(1).clamp_min(1e-6);
+  return torch::cat({mean, top, weighted}, 1);
+}
+
+torch::Tensor AlignNetImpl::forward(const AlignmentBatch& batch) {
+  auto a = read_direction(batch.forward), b = read_direction(batch.backward);
+  auto pair = batch.pair * pair_mask;
+  auto z = torch::cat({a + b, torch::max(a, b), pair}, 1);
+  return (out(torch::relu(hidden(z))) + pair_linear(pair)).squeeze(1);
+}
+
+}  // namespace detail
+
+AlignmentVerifier::AlignmentVerifier(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AlignmentVerifier::~AlignmentVerifier() = default;
+
+std::unique_ptr<AlignmentVerifier> AlignmentVerifier::untrained(const AlignmentConfig& config, IdfTable idf,
+                                                                uint64_t seed) {
+  validate(config);
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->idf = std::move(idf);
+  auto generator = at::detail::getDefaultCPUGenerator();
+  const auto saved = generator.get_state();
+  generator.set_current_seed(seed);
+  impl->net = detail::AlignNet(config);
+  generator.set_state(saved);
+  impl->net->eval();
+  impl->provenance = cat("untrained: random init, seed ", seed);
+  return std::unique_ptr<AlignmentVerifier>(new AlignmentVerifier(std::move(impl)));
+}
+
+std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps,
+                                             std::span<const PairContext> context) const {
+  VERITY_CHECK(context.empty() || context.size() == maps.size(), ConfigError, "f5: ", maps.size(), " maps but ",
+               context.size(), " contexts");
+  std::vector<float> out(maps.size(), 0.0f);
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < maps.size(); ++i)
+    if (!maps[i].empty()) todo.push_back(i);
+  c10::InferenceMode inference;
+  const PairContext none;
+  for (size_t begin = 0; begin < todo.size(); begin += kBatch) {
+    const size_t end = std::min(todo.size(), begin + kBatch);
+    // Features are independent per pair: split them over torch's intra-op threads.
+    std::vector<AlignmentFeatures> feats(end - begin);
+    at::parallel_for(int64_t(begin), int64_t(end), 8, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k)
+        feats[size_t(k) - begin] =
+            alignment_features(maps[todo[size_t(k)]], context.empty() ? none : context[todo[size_t(k)]], impl_->idf);
+    });
+    std::vector<const AlignmentFeatures*> ptrs;
+    for (const auto& f : feats) ptrs.push_back(&f);
+    auto batch = detail::make_alignment_batch(ptrs, impl_->config);
+    auto values = impl_->net->forward(batch).contiguous();
+    const float* v = values.data_ptr<float>();
+    for (size_t k = begin; k < end; ++k) out[todo[k]] = v[k - begin];
+  }
+  return out;
+}
+
+std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap> maps,
+                                                  std::span<const PairContext> context) const {
+  VERITY_CHECK(context.size() == maps.size(), ConfigError, "verifier ", spec(), ": ", maps.size(), " maps but ",
+               context.size(), " contexts");
+  auto z = logits(maps, context);
+  const Calibration c = impl_->calibration.value_or(Calibration{});
+  for (size_t i = 0; i < z.size(); ++i)
+    z[i] = maps[i].empty() ? 0.0f : float(1.0 / (1.0 + std::exp(-(double(c.scale) * z[i] + c.bias))));
+  return z;
+}
+
+std::vector<float> AlignmentVerifier::score_batch(std::span<const SimilarityMap> maps) const {
+  return score_pairs(maps, std::vector<PairContext>(maps.size()));
+}
+
+float AlignmentVerifier::score(const SimilarityMap& map) const {
+  return score_batch(std::span<const SimilarityMap>(&map, 1))[0];
+}
+
+std::optional<float> AlignmentVerifier::default_threshold() const {
+  if (!impl_->calibration) return std::nullopt;
+  return impl_->calibration->threshold;
+}
+
+std::string AlignmentVerifier::encoder() const { return impl_->encoder; }
+std::string AlignmentVerifier::spec() const { return "f5:" + (impl_->path.empty() ? "<unsaved>" : impl_->path); }
+bool AlignmentVerifier::is_trained() const { return impl_->trained; }
+const std::string& AlignmentVerifier::provenance() const { return impl_->provenance; }
+const AlignmentConfig& AlignmentVerifier::config() const { return impl_->config; }
+const IdfTable& AlignmentVerifier::idf() const { return impl_->idf; }
+const std::optional<Calibration>& AlignmentVerifier::calibration() const { return impl_->calibration; }
+void AlignmentVerifier::set_encoder(std::string identity) { impl_->encoder = std::move(identity); }
+
+void AlignmentVerifier::set_calibration(const Calibration& c) {
+  VERITY_CHECK(std::isfinite(c.scale) && c.scale > 0 && std::isfinite(c.bias) && c.threshold > 0 && c.threshold < 1,
+               ConfigError, "f5 calibration: scale=", c.scale, " must be > 0, bias=", c.bias,
+               " finite, threshold=", c.threshold, " in (0, 1)");
+  impl_->calibration = c;
+}
+
+void AlignmentVerifier::mark_trained(std::string provenance) {
+  VERITY_CHECK(!provenance.empty(), ConfigError, "mark_trained: provenance must say how the weights were trained");
+  impl_->trained = true;
+  impl_->provenance = std::move(provenance);
+}
+
+size_t AlignmentVerifier::parameter_count() const {
+  size_t n = 0;
+  for (const auto& p : impl_->net->parameters()) n += size_t(p.numel());
+  return n;
+}
+
+void AlignmentVerifier::save(const std::string& path) const {
+  nlohmann::json conf = {{"kind", "f5"},
+                         {"config", config_json(impl_->config)},
+                         {"trained", impl_->trained},
+                         {"provenance", impl_->provenance},
+                         {"encoder", impl_->encoder},
+                         {"calibration", nullptr}};
+  if (const auto& c = impl_->calibration)
+    conf["calibration"] = {{"scale", c->scale}, {"bias", c->bias}, {"threshold", c->threshold}};
+  SectionWriter out(path, kMagic, kVersion);
+  const std::string conf_text = conf.dump(2);
+  out.add("CONF", conf_text.data(), conf_text.size());
+  std::vector<std::pair<uint32_t, uint32_t>> df(impl_->idf.document_frequency().begin(),
+                                                impl_->idf.document_frequency().end());
+  std::sort(df.begin(), df.end());
+  ByteWriter idf;
+  idf.write<uint64_t>(impl_->idf.documents());
+  idf.write<uint64_t>(df.size());
+  for (auto [token, n] : df) idf.write<uint32_t>(token), idf.write<uint32_t>(n);
+  out.add("IDFT", idf);
+  detail::write_parameters(out, *impl_->net);
+  out.commit();
+  impl_->path = path;
+}
+
+std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& path) {
+  SectionFile file(path, kMagic, kVersion);
+  const auto conf_bytes = file.section("CONF");
+  std::unique_ptr<AlignmentVerifier> v;
+  try {
+    auto conf = nlohmann::json::parse(
+        std::string_view(reinterpret_cast<const char*>(conf_bytes.data()), conf_bytes.size()));
+    const auto kind = conf.at("kind").get<std::string>();
+    VERITY_CHECK(kind == "f5", FormatError, path, ": CONF kind '", kind, "' is not f5");
+    auto reader = file.reader("IDFT");
+    const auto documents = reader.read<uint64_t>();
+    const auto count = reader.read<uint64_t>();
+    VERITY_CHECK(count <= file.section("IDFT").size() / 8, FormatError, path, ": IDFT claims ", count,
+                 " tokens, more than the section holds");
+    std::unordered_map<uint32_t, uint32_t> df;
+    df.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      const auto token = reader.read<uint32_t>();
+      df[token] = reader.read<uint32_t>();
+      VERITY_CHECK(df[token] <= documents, FormatError, path, ": IDFT token ", token, " has document frequency ",
+                   df[token], " over ", documents, " documents");
+    }
+    v = untrained(config_from_json(conf.at("config"), path), IdfTable(documents, std::move(df)), 0);
+    v->impl_->trained = conf.at("trained").get<bool>();
+    v->impl_->provenance = conf.at("provenance").get<std::string>();
+    v->impl_->encoder = conf.at("encoder").get<std::string>();
+    if (const auto& c = conf.at("calibration"); !c.is_null())
+      v->set_calibration({c.at("scale").get<float>(), c.at("bias").get<float>(), c.at("threshold").get<float>()});
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(cat(path, ": section 'CONF': ", e.what()));
+  } catch (const ConfigError& e) {
+    throw FormatError(cat(path, ": section 'CONF' holds an invalid config: ", e.what()));
+  }
+  detail::read_parameters(file, *v->impl_->net, "f5");
+  v->impl_->path = path;
+  if (!v->impl_->trained)
+    log("warning: ", path, ": f5 weights are untrained (", v->impl_->provenance, "); its scores carry no signal");
+  return v;
+}
+
+bool is_alignment_verifier_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::string_view(magic, 4) == kMagic;
+}
+
+}  // namespace verity::verify

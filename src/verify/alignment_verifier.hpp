@@ -1,0 +1,86 @@
+#pragma once
+// F5, the alignment reader: a small learned verifier that reads, for every
+// token of each text, what it aligns to in the other (verify/
+// alignment_features.hpp), through a per-token network and a 1-D convolution
+// along the text, pools both directions symmetrically and adds pair scalars
+// (pooled cosine, MaxSim, exact-match shares, order agreement, ...). Its
+// score is a calibrated probability that the two texts mean the same thing.
+// Torch-free header; the module is in verify/detail/alignment_modules.hpp.
+//
+// Weights file: a SectionFile with magic "VALN", version 1:
+//   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
+//               "encoder": str, "calibration": {"scale", "bias", "threshold"} | null}
+//   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
+//   PNAM  parameter names and shapes, PDAT their f32 values (as in VVRF files)
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "verify/alignment_features.hpp"
+#include "verify/verifier.hpp"
+
+namespace verity::verify {
+
+struct AlignmentConfig {
+  size_t hidden = 32;           // per-token width
+  size_t token_embedding = 8;   // learned vector per token-identity bucket (0 = none)
+  size_t buckets = 4096;        // token identities hashed into this many buckets
+  size_t mlp = 64;              // width of the final layer
+  bool conv = true;             // a 1-D convolution (width 3) along each text
+  // Which inputs the network sees: any of "map" (similarity and positions),
+  // "identity" (exact matches, idf, token embeddings), "pooled" (pooled
+  // cosine). Features of a group left out are zeroed.
+  std::vector<std::string> inputs = {"map", "identity", "pooled"};
+};
+
+struct Calibration {
+  float scale = 1, bias = 0;  // P(same) = sigmoid(scale · logit + bias)
+  float threshold = 0.5f;     // verdict "match" when P(same) >= threshold
+};
+
+class AlignmentVerifier final : public Verifier {
+ public:
+  struct Impl;  // verify/detail/alignment_modules.hpp
+
+  // Fresh weights, a function of (config, seed) only.
+  static std::unique_ptr<AlignmentVerifier> untrained(const AlignmentConfig& config, IdfTable idf, uint64_t seed);
+  static std::unique_ptr<AlignmentVerifier> load(const std::string& path);
+  ~AlignmentVerifier() override;
+
+  // Without a context no token identities are known (no exact matches).
+  float score(const SimilarityMap& map) const override;
+  std::vector<float> score_batch(std::span<const SimilarityMap> maps) const override;
+  std::vector<float> score_pairs(std::span<const SimilarityMap> maps,
+                                 std::span<const PairContext> context) const override;
+  // Uncalibrated network outputs (what calibration rescales); 0 for empty maps.
+  std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context) const;
+  bool uses_context() const override { return true; }
+  std::optional<float> default_threshold() const override;
+  std::string encoder() const override;
+  std::string spec() const override;  // "f5:PATH"
+  void save(const std::string& path) const override;
+  bool is_trained() const override;
+
+  void mark_trained(std::string provenance);
+  void set_calibration(const Calibration& calibration);
+  const std::optional<Calibration>& calibration() const;
+  void set_encoder(std::string identity);
+  const std::string& provenance() const;
+  const AlignmentConfig& config() const;
+  const IdfTable& idf() const;
+  size_t parameter_count() const;
+
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit AlignmentVerifier(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// True when the file starts with the F5 magic.
+bool is_alignment_verifier_file(const std::string& path);
+
+}  // namespace verity::verify

@@ -1,0 +1,49 @@
+"""verity.verify / verity.Verifier: index-free stage 2."""
+import pytest
+
+import verity
+
+QUERY = "the dog bit the man"
+TEXTS = ["the dog bit the man", "the man bit the dog", "stock prices fell sharply on monday"]
+
+
+def test_default_verifier(use_lite, full_index):
+    v = verity.verify(QUERY, TEXTS)
+    assert len(v) == 3 and all(isinstance(x, verity.Verification) for x in v)
+    assert all(isinstance(x.probability, float) for x in v)
+    # One library path: the pipeline's stage 2 on texts scores them alike.
+    p = verity.Pipeline(str(full_index), stage1="bm25", verifier="default")
+    assert [x.probability for x in p.verify(QUERY, TEXTS)] == [x.probability for x in v]
+    threshold = verity.Verifier("default").threshold
+    if threshold is None:  # an uncalibrated default: no verdicts unless asked
+        assert all(x.verdict is None for x in v)
+    else:
+        assert all(x.verdict == ("match" if x.probability >= threshold else "near-miss") for x in v)
+
+
+def test_threshold_keyword_gives_verdicts(use_lite):
+    v = verity.verify(QUERY, TEXTS, verifier="f1", threshold=0.99)
+    assert v[0].verdict == "match"
+    assert v[2].verdict == "near-miss"
+    assert all(x.verdict == ("match" if x.probability >= 0.99 else "near-miss") for x in v)
+
+
+def test_f1_scores_identity_at_one_and_matches_the_pipeline(use_lite, full_index):
+    v = verity.verify(QUERY, TEXTS, verifier="f1")
+    assert v[0].probability == pytest.approx(1.0, abs=1e-2)
+    assert all(x.verdict is None for x in v)  # F1 has no calibrated threshold
+    p = verity.Pipeline(str(full_index), stage1="bm25", verifier="f1")
+    assert [x.probability for x in p.verify(QUERY, TEXTS)] == [x.probability for x in v]
+
+
+def test_verifier_object_reuse_and_describe(use_lite):
+    verifier = verity.Verifier("f2", threshold=0.5)
+    assert verifier.threshold == 0.5
+    assert "verifier=f2" in verifier.describe() and "encoder=use-lite" in verifier.describe()
+    assert verifier.verify(QUERY, []) == []
+    first = [x.probability for x in verifier.verify(QUERY, TEXTS)]
+    assert [x.probability for x in verifier.verify(QUERY, TEXTS)] == first
+
+
+def test_verify_accepts_any_sequence(use_lite):
+    assert len(verity.verify(QUERY, tuple(TEXTS), verifier="f0")) == 3
