@@ -21,43 +21,16 @@ verity="${BUILD_DIR:-$repo/build}/verity"
 data="$repo/../shared/data/beir/scifact"
 index="" duration=10 connections="2 8 16" mixes="bm25:none hybrid:f1" k=10 candidates=20 out=""
 usage="usage: $0 [--index DIR] [--verity BIN] [--duration S] [--connections \"2 8 16\"] [--mixes \"bm25:none hybrid:f1\"] [--k N] [--candidates K] [--out JSON]"
-while [[ $# -gt 0 ]]; do
-  [[ $# -ge 2 ]] || { echo "option $1 needs a value; $usage" >&2; exit 2; }
-  case "$1" in
-    --index) index="$2" ;;
-    --verity) verity="$2" ;;
-    --duration) duration="$2" ;;
-    --connections) connections="$2" ;;
-    --mixes) mixes="$2" ;;
-    --k) k="$2" ;;
-    --candidates) candidates="$2" ;;
-    --out) out="$2" ;;
-    *) echo "unknown option $1; $usage" >&2; exit 2 ;;
-  esac
-  shift 2
-done
+source "$repo/scripts/serve_helpers.sh"
+parse_value_options "$usage" "index verity duration connections mixes k candidates out" "$@"
 [[ "$duration" =~ ^[0-9]+$ && "$duration" -ge 1 && "$duration" -le 60 ]] ||
   { echo "--duration must be 1..60 seconds" >&2; exit 2; }
 for c in $connections; do
   [[ "$c" =~ ^[0-9]+$ && "$c" -ge 1 && "$c" -le 64 ]] || { echo "--connections: $c not in 1..64" >&2; exit 2; }
 done
-command -v wrk >/dev/null || { echo "wrk not installed (scripts/setup.sh)" >&2; exit 1; }
-[[ -x "$verity" ]] || { echo "no verity binary at $verity (build it, or pass --verity)" >&2; exit 1; }
-[[ -f "$data/queries.jsonl" ]] || { echo "SciFact not found at $data" >&2; exit 1; }
+serve_check_inputs "$data"
 
-work="$(mktemp -d /tmp/verity_load.XXXXXX)"
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then kill -TERM "$server_pid"; wait "$server_pid" || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-if [[ -z "$index" ]]; then
-  index="$work/scifact"
-  echo "load_test: building BM25+dense+tokens index of SciFact in $index" >&2
-  "$verity" index --corpus "$data" --out "$index" --bm25 --dense --tokens --encoder use-lite --quiet
-fi
+serve_setup load "$data"
 
 # Request bodies: the SciFact queries as JSON strings, one a line, read by the Lua script.
 python3 - "$data/queries.jsonl" "$work/queries.txt" <<'EOF'
@@ -95,17 +68,8 @@ EOF
 
 max_conn=0
 for c in $connections; do (( c > max_conn )) && max_conn=$c; done
-# One worker per connection (keep-alive connections each hold one).
-"$verity" serve --index "$index" --host 127.0.0.1 --port 0 --json --threads "$max_conn" \
-  --verifier f1 --candidates "$candidates" >"$work/serve.json" 2>"$work/serve.log" &
-server_pid=$!
-for _ in $(seq 1 600); do
-  grep -q '}' "$work/serve.json" 2>/dev/null && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.log" >&2; echo "server did not start" >&2; exit 1; }
-  sleep 0.1
-done
-port="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$work/serve.json")"
-echo "load_test: server pid $server_pid on 127.0.0.1:$port" >&2
+# As many workers as connections, so no request waits for a worker.
+serve_start "$index" --threads "$max_conn" --verifier f1 --candidates "$candidates"
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 runs="[]"
@@ -130,12 +94,7 @@ done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 health="$(curl -sf "http://127.0.0.1:$port/health")"
 
-kill -TERM "$server_pid"
-set +e
-wait "$server_pid"
-server_rc=$?
-set -e
-server_pid=""
+serve_stop
 
 summary="$(python3 - "$runs" "$health" "$server_rc" "$load_before" "$load_after" "$index" "$duration" "$candidates" "$invocation" "$repo" "$verity" <<'EOF'
 import json, os, subprocess, sys

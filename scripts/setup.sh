@@ -13,8 +13,9 @@ PKGS=(
   zlib1g-dev  # PNG output of verity explain
   librsvg2-bin  # rsvg-convert, to look at verity explain's SVGs
   liblink-grammar-dev link-grammar-dictionaries-en wordnet-dev wordnet-base  # verity perturb
-  wrk  # scripts/load_test.sh: bounded loopback load run of verity serve
+  wrk  # scripts/load_test.sh, scripts/soak.sh: bounded loopback load runs of verity serve
   pybind11-dev python3-dev python3-pytest python3-venv python3-pip python3-setuptools python3-wheel  # the Python package
+  clang libclang-rt-14-dev llvm  # scripts/fuzz.sh, scripts/sanitize.sh: libFuzzer, ASan/UBSan/TSan, llvm-symbolizer
 )
 missing=()
 for p in "${PKGS[@]}"; do

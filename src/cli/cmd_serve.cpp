@@ -108,10 +108,34 @@ void setup_serve(CLI::App& app) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--threads", s.threads,
-                  "Worker threads; each open keep-alive connection holds one, so use at least the "
-                  "number of concurrent clients")
+                  "Worker threads: requests handled at once (connections are not tied to a worker)")
       ->envname("VERITY_SERVE_THREADS")
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--max-connections", s.max_connections,
+                  "Open connections allowed; beyond it a new connection is answered 503")
+      ->envname("VERITY_SERVE_MAX_CONNECTIONS")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  const auto timeout = CLI::Range(0.001, 3600.0);
+  cmd->add_option("--header-timeout", s.header_timeout_s,
+                  "Seconds a request's headers may take to arrive (then 408 and close)")
+      ->check(timeout)
+      ->capture_default_str();
+  cmd->add_option("--read-timeout", s.read_timeout_s,
+                  "Seconds a whole request may take to arrive (then 408 and close)")
+      ->check(timeout)
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout", s.idle_timeout_s, "Seconds an idle keep-alive connection stays open")
+      ->check(timeout)
+      ->capture_default_str();
+  cmd->add_option("--write-timeout", s.write_timeout_s,
+                  "Seconds a client may take to read a response (then the connection is cut)")
+      ->check(timeout)
+      ->capture_default_str();
+  cmd->add_option("--request-timeout", s.request_timeout_s,
+                  "Seconds from a request's arrival to its answer; later, the client gets 503")
+      ->check(timeout)
       ->capture_default_str();
   cmd->add_option("--encoder-threads", args->encoder_threads,
                   "Torch threads per request (0 = runtime default); requests already run in parallel")

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/atomic_dir.hpp"
+
 namespace verity {
 namespace {
 std::string errno_text() { return std::strerror(errno); }
@@ -16,6 +18,7 @@ constexpr size_t kWriteBuffer = 1 << 20;
 }  // namespace
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+  remove_stale_siblings(path_);  // temp files of writers that were killed
   tmp_path_ = path_ + ".tmp." + std::to_string(::getpid());
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   VERITY_CHECK(fd_ >= 0, Error, "cannot create ", tmp_path_, ": ", errno_text());

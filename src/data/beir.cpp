@@ -28,7 +28,7 @@ json parse_json_object(std::string_view line, const std::string& path, size_t li
   json obj;
   try {
     obj = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw FormatError(cat(path, ":", line_no, ": malformed JSON: ", e.what()));
   }
   VERITY_CHECK(obj.is_object(), FormatError, path, ":", line_no, ": expected a JSON object, got ",

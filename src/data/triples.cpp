@@ -52,7 +52,7 @@ TripleFile read_triples(const std::string& path, const TripleReadOptions& option
     json obj;
     try {
       obj = json::parse(line);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
       throw FormatError(cat(path, ":", line_no, ": malformed JSON: ", e.what()));
     }
     Triple t;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_dir.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "encode/safetensors.hpp"
@@ -141,6 +142,7 @@ ModelDirWriter::ModelDirWriter(const std::string& dir) {
   VERITY_CHECK(!std::filesystem::exists(target) || is_model_dir(target_) ||
                    (std::filesystem::is_directory(target) && std::filesystem::is_empty(target)),
                ConfigError, target_, " exists and is not a verity model directory; not replacing it");
+  remove_stale_siblings(target_);
   staging_ = target_ + ".tmp." + std::to_string(::getpid());
   std::filesystem::remove_all(staging_);
   std::filesystem::create_directories(staging_);
@@ -160,12 +162,8 @@ std::string ModelDirWriter::file(std::string_view name) const {
 void ModelDirWriter::commit() {
   VERITY_CHECK(file_exists(file(kModelConfigFile)), Error, staging_, ": no ", kModelConfigFile,
                " written; refusing to commit an incomplete model directory");
-  const std::string old = target_ + ".old." + std::to_string(::getpid());
-  std::filesystem::remove_all(old);
-  if (std::filesystem::exists(target_)) std::filesystem::rename(target_, old);
-  std::filesystem::rename(staging_, target_);
+  replace_directory(staging_, target_);  // old model or new one, never neither
   committed_ = true;
-  std::filesystem::remove_all(old);
 }
 
 void check_tensor_shape(const SafetensorsFile& weights, std::string_view tensor,

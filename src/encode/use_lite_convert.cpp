@@ -80,16 +80,22 @@ std::map<std::string, GraphTensor> read_graph_weights(const std::string& dist_di
                      ": weight '", name, "' has a bad shape ", w["shape"].dump());
         t.shape.push_back(d.get<int64_t>());
       }
-      const uint64_t bytes = uint64_t(numel(t.shape)) * 4;
-      VERITY_CHECK(needed + bytes <= stream.size(), FormatError, where, ": shards end at byte ",
-                   stream.size(), " but weight '", name, "' needs bytes [", needed, ", ",
-                   needed + bytes, ") (last shard ", last_shard, " truncated?)");
+      // Elements counted without overflow: a shape is only as large as the shards.
+      const uint64_t left = (stream.size() - needed) / 4;
+      uint64_t elements = 1;
+      for (int64_t d : t.shape)
+        elements = d == 0 || elements == 0 ? 0 : (uint64_t(d) > left / elements ? left + 1 : elements * uint64_t(d));
+      VERITY_CHECK(elements <= left, FormatError, where, ": shards end at byte ", stream.size(),
+                   " but weight '", name, "' of shape ", shape_str(t.shape), " needs more than the ",
+                   stream.size() - needed, " bytes after byte ", needed, " (last shard ", last_shard,
+                   " truncated?)");
+      const uint64_t bytes = elements * 4;
       if (t.dtype == "float32") {
-        t.f32.resize(bytes / 4);
-        std::memcpy(t.f32.data(), stream.data() + needed, bytes);
+        t.f32.resize(elements);
+        if (bytes) std::memcpy(t.f32.data(), stream.data() + needed, bytes);
       } else {
-        t.i32.resize(bytes / 4);
-        std::memcpy(t.i32.data(), stream.data() + needed, bytes);
+        t.i32.resize(elements);
+        if (bytes) std::memcpy(t.i32.data(), stream.data() + needed, bytes);
       }
       needed += bytes;
       tensors.emplace(name, std::move(t));

@@ -167,7 +167,7 @@ Evaluation evaluate(const Run& run, const Qrels& qrels, const EvalOptions& optio
       ranked = it->second;
       if (options.ignore_identical_ids) {
         size_t before = ranked.size();
-        std::erase_if(ranked, [&](const ScoredDoc& d) { return d.doc_id == qid; });
+        std::erase_if(ranked, [&query = qid](const ScoredDoc& d) { return d.doc_id == query; });
         ev.counts.identical_ids_dropped += before - ranked.size();
       }
       rank_in_place(ranked, qid);

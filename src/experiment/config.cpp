@@ -125,6 +125,8 @@ json parse_json(const std::string &text, const std::string &path) {
     return json::parse(text);
   } catch (const json::parse_error &e) {
     throw ConfigError(cat(path, ": not valid JSON (byte ", e.byte, ")"));
+  } catch (const json::exception &e) {  // out_of_range: a number like 1e999
+    throw ConfigError(cat(path, ": not valid JSON (", e.what(), ")"));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 
@@ -46,36 +47,100 @@ class ScratchFile {
   std::string path_;
 };
 
-// The leading fields of hnswlib's dump, checked before the bytes are handed
-// to loadIndex (which trusts them to size its allocations). count: the
-// expected element count, or SIZE_MAX when any count will do.
-void check_hnsw_dump(ByteReader r, const std::string& where, size_t dim, size_t count, const HnswOptions& o) {
-  r.read<size_t>();  // offsetLevel0_
+// Everything hnswlib's loadIndex and searchKnn trust in its dump, checked before
+// the bytes reach it (they size allocations and index memory with these fields):
+// the header against META and the spec, every link list's length and neighbour ids
+// against the element count, each upper-level neighbour's own level, the entry
+// point, labels (they index ids_), and the per-element upper-level blocks up to
+// the section's end. expected_count: the element count META gives, or SIZE_MAX when
+// any count will do (HnswGraph). dense_labels: labels index ids_ (HnswIndex), so each
+// must be below the count; HnswGraph's labels are free int64 ids.
+void check_hnsw_dump(ByteReader r, const std::string& where, size_t dim, size_t expected_count, const HnswOptions& o,
+                     bool dense_labels) {
+  const auto offset_level0 = r.read<size_t>();
   const auto max_elements = r.read<size_t>();
-  const auto stored_count = r.read<size_t>();
+  const auto count = r.read<size_t>();
   const auto size_per_element = r.read<size_t>();
   const auto label_offset = r.read<size_t>();
   const auto offset_data = r.read<size_t>();
-  r.read<int>();                      // maxlevel_
-  r.read<hnswlib::tableint>();        // enterpoint_node_
+  const auto max_level = r.read<int>();
+  const auto entry_point = r.read<hnswlib::tableint>();
   const auto max_m = r.read<size_t>();
   const auto max_m0 = r.read<size_t>();
   const auto m = r.read<size_t>();
-  VERITY_CHECK(count == SIZE_MAX || stored_count == count, FormatError, where, ": element count ", stored_count,
-               ", META count=", count);
-  VERITY_CHECK(stored_count <= max_elements && stored_count * size_per_element <= r.remaining(), FormatError, where,
-               ": element count ", stored_count, " does not fit the dump");
+  r.read<double>();  // mult_
+  r.read<size_t>();  // ef_construction_
+  VERITY_CHECK(expected_count == SIZE_MAX || count == expected_count, FormatError, where, ": element count ",
+               count, ", META count=", expected_count);
+  VERITY_CHECK(count <= max_elements, FormatError, where, ": element count ", count, " above the capacity ",
+               max_elements);
   VERITY_CHECK(m == o.M && max_m == o.M && max_m0 == 2 * o.M, FormatError, where, ": M=", m,
                " (maxM=", max_m, ", maxM0=", max_m0, ") does not match spec M=", o.M);
-  VERITY_CHECK(offset_data == max_m0 * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint) &&
+  VERITY_CHECK(offset_level0 == 0 &&
+                   offset_data == max_m0 * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint) &&
                    label_offset == offset_data + dim * sizeof(float) &&
                    size_per_element == label_offset + sizeof(hnswlib::labeltype),
                FormatError, where, ": element layout (data at ", offset_data, ", label at ",
                label_offset, ", size ", size_per_element, ") does not match dim=", dim);
+  VERITY_CHECK(count == 0 || (max_level >= 0 && entry_point < count), FormatError, where, ": entry point ",
+               entry_point, " at level ", max_level, " is not one of the ", count, " elements");
+  VERITY_CHECK(count <= r.remaining() / size_per_element, FormatError, where, ": ", count,
+               " elements of ", size_per_element, " bytes exceed the section");
+  const std::byte* level0 = r.take(count * size_per_element);
+  auto u16 = [](const std::byte* p) {
+    uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  auto u32 = [](const std::byte* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  // A link list: u16 length (the rest of its u32 holds flags), then tableint ids.
+  auto check_links = [&](const std::byte* list, size_t max_links, size_t element, int level,
+                         const std::vector<int>* levels) {
+    const size_t n = u16(list);
+    VERITY_CHECK(n <= max_links, FormatError, where, ": element ", element, " has ", n, " links at level ",
+                 level, " (at most ", max_links, ")");
+    for (size_t j = 0; j < n; ++j) {
+      const uint32_t to = u32(list + sizeof(hnswlib::linklistsizeint) + j * sizeof(hnswlib::tableint));
+      VERITY_CHECK(to < count && (!levels || (*levels)[to] >= level), FormatError, where, ": element ", element,
+                   " links to ", to, " at level ", level, ", which is not an element of that level");
+    }
+  };
+  for (size_t i = 0; i < count; ++i) {
+    const std::byte* e = level0 + i * size_per_element;
+    check_links(e, max_m0, i, 0, nullptr);
+    for (size_t k = 0; k < dim; ++k) {
+      float v;
+      std::memcpy(&v, e + offset_data + k * sizeof(float), sizeof v);
+      VERITY_CHECK(std::isfinite(v), FormatError, where, ": element ", i, " has a non-finite component");
+    }
+    hnswlib::labeltype label;
+    std::memcpy(&label, e + label_offset, sizeof label);
+    VERITY_CHECK(!dense_labels || label < count, FormatError, where, ": element ", i, " has label ", label, " of ", count);
+  }
+  const size_t links_size = max_m * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
+  std::vector<int> levels(count);
+  std::vector<const std::byte*> upper(count);
+  for (size_t i = 0; i < count; ++i) {
+    const auto bytes = r.read<uint32_t>();
+    VERITY_CHECK(bytes % links_size == 0 && bytes / links_size <= size_t(max_level), FormatError, where,
+                 ": element ", i, " has ", bytes, " bytes of upper-level links (levels of ", links_size,
+                 " bytes, at most ", max_level, ")");
+    levels[i] = int(bytes / links_size);
+    upper[i] = r.take(bytes);
+  }
+  VERITY_CHECK(r.remaining() == 0, FormatError, where, ": ", r.remaining(), " bytes after the last element");
+  VERITY_CHECK(count == 0 || levels[entry_point] == max_level, FormatError, where, ": entry point ", entry_point,
+               " has level ", count ? levels[entry_point] : 0, ", the graph's top is ", max_level);
+  for (size_t i = 0; i < count; ++i)
+    for (int l = 1; l <= levels[i]; ++l) check_links(upper[i] + size_t(l - 1) * links_size, max_m, i, l, &levels);
 }
 
 void check_hnsw_header(const SectionFile& file, size_t dim, size_t count, const HnswOptions& o) {
-  check_hnsw_dump(file.reader("HNSW"), file.path() + " section 'HNSW'", dim, count, o);
+  check_hnsw_dump(file.reader("HNSW"), file.path() + " section 'HNSW'", dim, count, o, true);
 }
 
 // Loads a dump into `space`'s graph via a scratch file (hnswlib 0.6 reads only
@@ -257,7 +322,7 @@ std::string HnswGraph::serialize() const {
 
 std::unique_ptr<HnswGraph> HnswGraph::deserialize(size_t dim, const HnswOptions& o, std::span<const std::byte> dump,
                                                   const std::string& where) {
-  check_hnsw_dump(ByteReader(dump, where), where, dim, SIZE_MAX, o);
+  check_hnsw_dump(ByteReader(dump, where), where, dim, SIZE_MAX, o, false);
   auto g = std::make_unique<HnswGraph>(dim, o, 16);
   ByteReader r(dump, where);
   r.read<size_t>();

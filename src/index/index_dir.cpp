@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_dir.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 
@@ -58,6 +59,7 @@ IndexDirBuilder::IndexDirBuilder(std::string final_dir) : final_dir_(std::move(f
     VERITY_CHECK(fs::is_directory(final_dir_) && fs::exists(final_dir_ + "/manifest.json"), Error,
                  final_dir_, " exists and is not a verity index; refusing to replace it");
   }
+  remove_stale_siblings(final_dir_);
   tmp_dir_ = final_dir_ + ".tmp." + std::to_string(::getpid());
   fs::remove_all(tmp_dir_);
   make_directories(tmp_dir_);
@@ -85,13 +87,8 @@ void IndexDirBuilder::commit(const IndexManifest& m) {
                       {"specs", m.specs},
                       {"created_by", m.created_by}};
   write_file_atomic(part_path("manifest.json"), j.dump(2) + "\n");
-  // Swap directories: the old index (if any) moves aside, the new one moves in.
-  std::string old_dir = final_dir_ + ".old." + std::to_string(::getpid());
-  bool had_old = fs::exists(final_dir_);
-  if (had_old) fs::rename(final_dir_, old_dir);
-  fs::rename(tmp_dir_, final_dir_);
+  replace_directory(tmp_dir_, final_dir_);  // old index or new one, never neither
   committed_ = true;
-  if (had_old) fs::remove_all(old_dir);
 }
 
 std::string index_part_path(const std::string& dir, const IndexManifest& m, const std::string& part) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 
 namespace verity::index {
@@ -62,7 +63,7 @@ __attribute__((target("f16c,avx"))) void decode_halves_f16c(const uint16_t* in, 
 }  // namespace
 
 void decode_halves(const uint16_t* in, float* out, size_t n) {
-  static const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool has_f16c = cpu_has_f16c() && __builtin_cpu_supports("avx");
   if (has_f16c) return decode_halves_f16c(in, out, n);
   for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
 }
@@ -135,7 +136,7 @@ uint64_t TokenStoreBuilder::add_document(std::span<const float> tokens, std::spa
   std::byte* out = codes_.data() + old;
   switch (precision_) {
     case TokenPrecision::fp32:
-      std::memcpy(out, tokens.data(), tokens.size_bytes());
+      if (!tokens.empty()) std::memcpy(out, tokens.data(), tokens.size_bytes());  // an empty span may be null
       break;
     case TokenPrecision::fp16:
       for (size_t i = 0; i < tokens.size(); ++i) {
@@ -274,7 +275,7 @@ void TokenStore::decode(uint64_t doc, std::span<float> out) const {
   const std::byte* in = codes_.data() + first * dim_ * code_bytes(precision_);
   switch (precision_) {
     case TokenPrecision::fp32:
-      std::memcpy(out.data(), in, out.size_bytes());
+      if (!out.empty()) std::memcpy(out.data(), in, out.size_bytes());  // an empty span may be null
       break;
     case TokenPrecision::fp16:
       decode_halves(reinterpret_cast<const uint16_t*>(in), out.data(), out.size());

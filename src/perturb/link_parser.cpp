@@ -70,6 +70,11 @@ Parse link_parse(std::string_view sentence) {
   LinkGrammar& lg = link_grammar();
   std::lock_guard lock(lg.mutex);
   Parse parse;
+  // Link Grammar's C API takes a C string (so no NUL inside), and crashes in
+  // sentence_split on one without words: neither can parse.
+  if (sentence.find('\0') != std::string_view::npos ||
+      sentence.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos)
+    return parse;
   std::string text(sentence);
   Sentence sent = sentence_create(text.c_str(), lg.dict);
   if (!sent) return parse;

@@ -2,43 +2,15 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "cache/cache.hpp"
 #include "cache/detail/cache_json.hpp"
-#include "core/log.hpp"
 #include "serve/detail/request_json.hpp"
 
 namespace verity::serve {
 namespace {
 using namespace detail;
-
-// Runs one handler; every failure becomes a JSON error, nothing escapes.
-template <typename Fn>
-HandlerReply guarded(Fn&& fn) {
-  try {
-    return {200, dump(fn())};
-  } catch (const HttpError& e) {
-    return {e.status, error_body(e.what())};
-  } catch (const ConfigError& e) {
-    return {kBadRequest, error_body(e.what())};
-  } catch (const std::exception& e) {
-    // A damaged database (FormatError) or an I/O failure: the request fails, the server stays up.
-    log("serve: cache internal error: ", e.what());
-    return {500, error_body(cat("internal error: ", e.what()))};
-  } catch (...) {
-    return {500, error_body("internal error")};
-  }
-}
-
-std::string prompt_field(const json& body, const CacheLimits& limits) {
-  std::string prompt = string_field(body, "prompt", nullptr);
-  if (prompt.empty()) throw HttpError(kBadRequest, "field 'prompt' must not be empty");
-  size_t chars = utf8_code_points(prompt);
-  if (chars > limits.max_prompt_chars)
-    throw HttpError(kUnprocessable, cat("field 'prompt' has ", chars, " characters, the limit is ",
-                                        limits.max_prompt_chars, " (--max-query-chars)"));
-  return prompt;
-}
 
 std::string namespace_field(const json& body) {
   static const std::string kDefault = cache::kDefaultNamespace;
@@ -64,11 +36,11 @@ std::optional<double> number_field(const json& body, const char* field, double l
 }
 }  // namespace
 
-HandlerReply cache_put(cache::Cache& cache, const CacheLimits& limits, std::string_view text) {
-  return guarded([&] {
+Reply cache_put(cache::Cache& cache, const CacheLimits& limits, std::string_view text) {
+  return answer([&] {
     json body = parse_body(text);
     check_fields(body, {"prompt", "response", "namespace", "metadata", "ttl_s"});
-    std::string prompt = prompt_field(body, limits);
+    std::string prompt = text_field(body, "prompt", limits.max_prompt_chars);
     std::string response = string_field(body, "response", nullptr);
     cache::PutOptions o;
     o.ns = namespace_field(body);
@@ -85,11 +57,11 @@ HandlerReply cache_put(cache::Cache& cache, const CacheLimits& limits, std::stri
   });
 }
 
-HandlerReply cache_lookup(cache::Cache& cache, const CacheLimits& limits, std::string_view text) {
-  return guarded([&] {
+Reply cache_lookup(cache::Cache& cache, const CacheLimits& limits, std::string_view text) {
+  return answer([&] {
     json body = parse_body(text);
     check_fields(body, {"prompt", "namespace", "min_probability"});
-    std::string prompt = prompt_field(body, limits);
+    std::string prompt = text_field(body, "prompt", limits.max_prompt_chars);
     cache::LookupOptions o;
     o.ns = namespace_field(body);
     if (auto p = number_field(body, "min_probability", 0, 1, false)) o.min_probability = float(*p);
@@ -99,8 +71,8 @@ HandlerReply cache_lookup(cache::Cache& cache, const CacheLimits& limits, std::s
   });
 }
 
-HandlerReply cache_remove(cache::Cache& cache, std::string_view id_text) {
-  return guarded([&] {
+Reply cache_remove(cache::Cache& cache, std::string_view id_text) {
+  return answer([&] {
     int64_t id = 0;
     bool ok = !id_text.empty() && id_text.size() <= 18;
     for (char c : id_text) ok = ok && c >= '0' && c <= '9';
@@ -111,8 +83,8 @@ HandlerReply cache_remove(cache::Cache& cache, std::string_view id_text) {
   });
 }
 
-HandlerReply cache_clear(cache::Cache& cache, std::string_view text) {
-  return guarded([&] {
+Reply cache_clear(cache::Cache& cache, std::string_view text) {
+  return answer([&] {
     json body = parse_body(text);
     check_fields(body, {"namespace"});
     std::string ns = namespace_field(body);
@@ -121,8 +93,8 @@ HandlerReply cache_clear(cache::Cache& cache, std::string_view text) {
   });
 }
 
-HandlerReply cache_stats(const cache::Cache& cache) {
-  return guarded([&] { return cache::detail::stats_json(cache.stats()); });
+Reply cache_stats(const cache::Cache& cache) {
+  return answer([&] { return cache::detail::stats_json(cache.stats()); });
 }
 
 }  // namespace verity::serve

@@ -9,31 +9,28 @@
 #include <string>
 #include <string_view>
 
+#include "serve/endpoint.hpp"
+
 namespace verity::cache {
 class Cache;
 }
 
 namespace verity::serve {
 
-struct HandlerReply {
-  int status = 200;
-  std::string body;  // JSON
-};
-
 struct CacheLimits {
   size_t max_prompt_chars = 2000;  // prompt length in code points (422 above)
 };
 
 // POST /cache/put {"prompt", "response", "namespace"?, "metadata"?, "ttl_s"?} -> {"id", "replaced", ...}
-HandlerReply cache_put(cache::Cache& cache, const CacheLimits& limits, std::string_view body);
+Reply cache_put(cache::Cache& cache, const CacheLimits& limits, std::string_view body);
 // POST /cache/lookup {"prompt", "namespace"?, "min_probability"?}
 //   -> {"hit", "id", "response", "prompt", "probability", "similarity", "latency_ms", ...}
-HandlerReply cache_lookup(cache::Cache& cache, const CacheLimits& limits, std::string_view body);
+Reply cache_lookup(cache::Cache& cache, const CacheLimits& limits, std::string_view body);
 // DELETE /cache/entries/{id} -> {"id", "removed": true}; 404 when there is no such entry.
-HandlerReply cache_remove(cache::Cache& cache, std::string_view id);
+Reply cache_remove(cache::Cache& cache, std::string_view id);
 // POST /cache/clear {"namespace"?} -> {"namespace", "removed"}
-HandlerReply cache_clear(cache::Cache& cache, std::string_view body);
+Reply cache_clear(cache::Cache& cache, std::string_view body);
 // GET /cache/stats
-HandlerReply cache_stats(const cache::Cache& cache);
+Reply cache_stats(const cache::Cache& cache);
 
 }  // namespace verity::serve

@@ -3,6 +3,7 @@
 #include "train/encoder_training.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "core/atomic_dir.hpp"
 #include "core/crc32c.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
@@ -26,6 +28,7 @@
 #include "encode/bert.hpp"
 #include "encode/detail/bert_model.hpp"
 #include "encode/glove.hpp"
+#include "encode/model_dir.hpp"
 #include "encode/registry.hpp"
 #include "eval/metrics.hpp"
 #include "train/detail/torch_state.hpp"
@@ -646,7 +649,24 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
     if (!best.empty()) load_module_bytes(model->module(), best);
     model->module().train(false);
     if (!o.out_dir.empty()) {
-      model->save(o.out_dir, o.name.empty() ? model->base_name() + "-ft" : o.name);
+      // The model and its training.json appear together: both are written into a
+      // staging directory that then replaces out_dir in one step.
+      fs::path out_path = fs::path(o.out_dir).lexically_normal();
+      if (out_path.filename().empty()) out_path = out_path.parent_path();
+      const std::string out_dir = out_path.string();
+      VERITY_CHECK(!fs::exists(out_dir) || encode::is_model_dir(out_dir) ||
+                       (fs::is_directory(out_dir) && fs::is_empty(out_dir)),
+                   ConfigError, out_dir, " exists and is not a verity model directory; not replacing it");
+      remove_stale_siblings(out_dir);
+      const std::string staging = out_dir + ".tmp." + std::to_string(::getpid());
+      struct RemoveUnlessMoved {
+        std::string path;
+        ~RemoveUnlessMoved() {
+          std::error_code ec;
+          if (!path.empty()) fs::remove_all(path, ec);
+        }
+      } cleanup{staging};
+      model->save(staging, o.name.empty() ? model->base_name() + "-ft" : o.name);
       report.out_dir = o.out_dir;
       nlohmann::json curve = nlohmann::json::array();
       for (const auto& p : s.curve) curve.push_back({{"step", p.step}, {"ndcg@10", p.ndcg10}});
@@ -659,7 +679,9 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
       info["best_step"] = s.best_step;
       info["best_ndcg@10"] = s.best;
       info["dev"] = {{"dataset", o.dev_dataset}, {"split", o.dev_split}, {"curve", curve}};
-      write_file_atomic((fs::path(o.out_dir) / "training.json").string(), info.dump(2) + "\n");
+      write_file_atomic((fs::path(staging) / "training.json").string(), info.dump(2) + "\n");
+      replace_directory(staging, out_dir);
+      cleanup.path.clear();
     }
     if (!o.plot_path.empty()) {  // check_options: a plot needs the metrics log
       metrics.close();

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 
 namespace verity::verify {
@@ -134,7 +135,7 @@ VERITY_BF16_TARGET void dots_bf16(const uint16_t* q, size_t nq, const uint16_t* 
 bool bf16_maps_supported() {
   static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16") &&
-                          __builtin_cpu_supports("f16c");
+                          cpu_has_f16c();
   return cpu;
 }
 

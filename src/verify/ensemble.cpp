@@ -41,7 +41,7 @@ std::unique_ptr<EnsembleVerifier> EnsembleVerifier::load(const std::string& path
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw FormatError(cat(path, ": not valid JSON (", e.what(), ")"));
   }
   auto field = [&](const nlohmann::json& obj, const std::string& key, const std::string& where) {

@@ -315,7 +315,13 @@ std::vector<float> LearnedVerifier::forward_batch(std::span<const SimilarityMap>
     std::vector<const SimilarityMap*> chunk;
     for (size_t k = begin; k < end; ++k) chunk.push_back(&maps[todo[k]]);
     auto batch = detail::make_map_batch(chunk, impl_->map_size(), impl_->canvas_multiple());
-    auto logits = impl_->forward_logits(batch);
+    auto logits = impl_->forward_logits(batch).contiguous();
+    // Maps hold cosines, so only weights far outside anything training produces
+    // (a damaged file that still passes its checksums) overflow to inf or NaN.
+    const float* l = logits.data_ptr<float>();
+    for (size_t k = 0; k < end - begin; ++k)
+      VERITY_CHECK(std::isfinite(l[k]), Error, spec(), ": the network's output is not finite (",
+                   l[k], "); the weights are out of range");
     auto values = (sigmoid ? torch::sigmoid(logits) : logits).contiguous();
     const float* v = values.data_ptr<float>();
     for (size_t k = begin; k < end; ++k) out[todo[k]] = v[k - begin];

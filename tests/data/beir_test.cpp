@@ -135,6 +135,14 @@ TEST(Beir, MalformedJson) {
   expect_names(load_error(d), d.path("corpus.jsonl"), 4, "malformed JSON");
   d.write("corpus.jsonl", "[1, 2]\n");
   expect_names(load_error(d), d.path("corpus.jsonl"), 1, "expected a JSON object");
+  // Found by fuzz/beir_corpus.cpp: a number beyond double's range is the JSON
+  // library's out_of_range, not its parse_error, and escaped as a raw exception.
+  d.write("corpus.jsonl", kCorpus + R"({"_id": "d4", "text": "t", "n": 8E5555555555})" "\n");
+  expect_names(load_error(d), d.path("corpus.jsonl"), 4, "malformed JSON");
+  // The same in queries.jsonl (found by fuzz/beir_queries.cpp).
+  d.write("corpus.jsonl", kCorpus);
+  d.write("queries.jsonl", R"({"_id": "q1", "text": "t", "n": 19919e9919})" "\n");
+  expect_names(load_error(d), d.path("queries.jsonl"), 1, "malformed JSON");
 }
 
 TEST(Beir, MissingOrNonStringId) {

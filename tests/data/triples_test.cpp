@@ -60,6 +60,9 @@ TEST(Triples, BadLinesNameFileAndLine) {
                 .find("\"rank\" must be an integer"),
             std::string::npos);
   EXPECT_NE(error_of(write_temp("arr.jsonl", "[1]")).find("expected a JSON object, got array"), std::string::npos);
+  EXPECT_NE(error_of(write_temp("big.jsonl", R"({"query": "a", "positive": "b", "negative": "c", "score": 1e999})"))
+                .find("big.jsonl:1: malformed JSON"),
+            std::string::npos);
 }
 
 TEST(Triples, SkipInvalidCountsByReason) {

@@ -247,6 +247,27 @@ TEST(UseLiteConvert, MissingPackageNamesModelJson) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// Found by fuzz/tfjs_model.cpp: shapes whose element count overflows int64 (undefined
+// behaviour) or wraps to a small byte count must be refused by size, like a short shard.
+TEST(UseLiteConvert, ShapesLargerThanTheShardsAreFormatErrors) {
+  const std::string pkg = scratch_dir("huge_shape");
+  fs::create_directories(pkg);
+  write_file_atomic(pkg + "/w.bin", std::string(64, '\1'));
+  write_file_atomic(pkg + "/vocab.json", R"([["<unk>", 0], ["a", -1]])");
+  for (const char* shape : {"[4611686018427387904, 4]", "[4294967296, 4294967296, 2]", "[17]", "[0, 99999999999]"}) {
+    write_file_atomic(pkg + "/model.json",
+                      cat(R"({"weightsManifest": [{"paths": ["w.bin"], "weights": [{"name": "x", "shape": )", shape,
+                          R"(, "dtype": "float32"}]}]})"));
+    try {
+      convert_use_lite(pkg, scratch_dir("huge_out"));
+      FAIL() << shape;
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("w.bin"), std::string::npos) << shape << ": " << e.what();
+    }
+  }
+  fs::remove_all(pkg);
+}
+
 TEST(UseLiteConvert, TruncatedShardIsReportedAndLeavesNothing) {
   if (!file_exists(kNpmPackage + "/dist/model.json")) {
     if (require_models()) FAIL() << "npm package missing";

@@ -81,6 +81,17 @@ TEST(ExperimentConfig, ErrorsNameTheField) {
   }
 }
 
+// A number beyond double's range is the JSON library's out_of_range, not its
+// parse_error: it must still be a ConfigError naming the file.
+TEST(ExperimentConfig, OutOfRangeNumberIsAConfigError) {
+  try {
+    parse_tradeoff_config_text(R"({"structural_ratio": 1e999})", "/cfg/huge.json");
+    FAIL();
+  } catch (const ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("/cfg/huge.json: not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ExperimentConfig, TransferNeedsTwoSources) {
   json j = {{"out_dir", "o"},
             {"backbone", "glove"},

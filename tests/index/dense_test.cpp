@@ -3,11 +3,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <random>
 
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "index/dense_flat.hpp"
@@ -214,4 +217,61 @@ TEST(DenseIndex, DamagedFilesAreFormatErrors) {
   }
   std::ofstream(temp_path("other.bin"), std::ios::binary) << "NOPE1234567890123456789";
   EXPECT_THROW(load_dense_index(temp_path("other.bin")), FormatError);
+}
+
+namespace {
+// Where section `tag` of a SectionFile image lies: its header and its payload.
+struct SectionAt {
+  size_t header = 0, payload = 0, length = 0;
+};
+SectionAt find_section(const std::string& image, std::string_view tag) {
+  for (size_t pos = 16; pos + 16 <= image.size();) {
+    uint64_t len;
+    std::memcpy(&len, image.data() + pos + 8, 8);
+    size_t payload = pos + 16;
+    payload += (64 - payload % 64) % 64;
+    if (image.compare(pos, 4, tag) == 0) return {pos, payload, size_t(len)};
+    pos = payload + size_t(len);
+  }
+  return {};
+}
+}  // namespace
+
+// Found by fuzz/dense_index.cpp: hnswlib trusts its dump, so a graph whose checksums
+// are intact but whose links, entry point or labels are not read out of bounds in
+// searchKnn. Each such damage must be a FormatError at load.
+TEST(HnswIndex, DamagedGraphBehindValidChecksumsIsRefused) {
+  const size_t d = 4, n = 30;
+  auto index = make_dense_index("hnsw:M=4,efc=16,ef=16,threads=1", d);
+  index->add(random_vectors(n, d, 9));
+  const std::string path = temp_path("graph.vdns");
+  index->save(path);
+  const std::string good = read_file(path);
+  const SectionAt section = find_section(good, "HNSW");
+  const size_t hnsw = section.payload, len = section.length;
+  ASSERT_GT(len, 96u);
+  size_t size_per_element, label_offset;
+  std::memcpy(&size_per_element, good.data() + hnsw + 24, 8);
+  std::memcpy(&label_offset, good.data() + hnsw + 32, 8);
+  const size_t level0 = hnsw + 96;
+  auto put32 = [](std::string& s, size_t at, uint32_t v) { std::memcpy(s.data() + at, &v, 4); };
+  auto put64 = [](std::string& s, size_t at, uint64_t v) { std::memcpy(s.data() + at, &v, 8); };
+  const std::vector<std::pair<std::string, std::function<void(std::string&)>>> damage = {
+      {"neighbour id", [&](std::string& s) { put32(s, level0 + 4, 9999); }},
+      {"link count", [&](std::string& s) { put32(s, level0, 60000); }},
+      {"entry point", [&](std::string& s) { put32(s, hnsw + 52, 9999); }},
+      {"label", [&](std::string& s) { put64(s, level0 + 3 * size_per_element + label_offset, 500); }},
+      {"upper-level size", [&](std::string& s) { put32(s, level0 + n * size_per_element, 7); }},
+  };
+  for (const auto& [what, apply] : damage) {
+    std::string bad = good;
+    apply(bad);
+    const uint32_t crc = crc32c(bad.data() + hnsw, len);  // the checksum still matches
+    std::memcpy(bad.data() + section.header + 4, &crc, 4);
+    write_file_atomic(path, bad);
+    EXPECT_THROW(load_dense_index(path), FormatError) << what;
+  }
+  write_file_atomic(path, good);
+  auto loaded = load_dense_index(path);
+  EXPECT_EQ(loaded->search(random_vectors(1, d, 10), 5).ids.size(), 5u);
 }

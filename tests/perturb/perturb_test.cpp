@@ -276,6 +276,16 @@ TEST(Perturber, DeterministicWithSeed) {
   EXPECT_GT(outputs.size(), 3u);  // the seed actually matters
 }
 
+// Found by fuzz/perturb.cpp: an empty sentence crashed Link Grammar (sentence_split).
+TEST(Perturber, SentencesWithoutWordsAreDeclined) {
+  for (const auto& kind : perturber_kinds())
+    for (const std::string s : {std::string(), std::string("   \t"), std::string("\0\0The cat sat.", 15)}) {
+      EXPECT_FALSE(run(kind, s)) << kind;
+      EXPECT_FALSE(Perturber::skip_reason().empty()) << kind;
+    }
+  EXPECT_FALSE(reparses(""));
+}
+
 TEST(Perturber, FactoryRejectsUnknown) {
   EXPECT_THROW(make_perturber("negate"), ConfigError);
   EXPECT_THROW(make_perturber("negation:mode=sometimes"), ConfigError);

@@ -26,7 +26,7 @@ namespace {
 using CacheServeTest = verity_test::CacheFixture;
 using verity_test::use_lite_dir;
 
-json body_of(const serve::HandlerReply& r) { return json::parse(r.body); }
+json body_of(const serve::Reply& r) { return json::parse(r.body); }
 
 struct Case {
   std::string endpoint, body;
@@ -87,7 +87,7 @@ TEST_F(CacheServeTest, HandlersAnswerEveryRequestWithJson) {
   };
   for (const auto& t : bad) {
     SCOPED_TRACE(t.endpoint + " " + t.body.substr(0, 80));
-    serve::HandlerReply r = t.endpoint == "put"      ? serve::cache_put(c, limits, t.body)
+    serve::Reply r = t.endpoint == "put"      ? serve::cache_put(c, limits, t.body)
                             : t.endpoint == "lookup" ? serve::cache_lookup(c, limits, t.body)
                             : t.endpoint == "clear"  ? serve::cache_clear(c, t.body)
                                                      : serve::cache_remove(c, t.body);

