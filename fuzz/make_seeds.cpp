@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 
+#include "cache/cache.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
 #include "diagnose/embedding_cache.hpp"
@@ -111,6 +112,21 @@ int main(int argc, char** argv) {
       cache.save();
       copy_seed(cache.path(), seeds + "/embedding_cache", "two_texts.vemb");
     }
+
+    {
+      cache::CacheOptions o;
+      o.encoder = "glove:" + glove_dir;
+      o.verifier = "f1";
+      cache::Cache c(tmp + "/cache.sqlite", o);
+      c.put("the cat sat", "on the mat", {});
+      cache::PutOptions other;
+      other.ns = "other";
+      other.metadata = R"({"source": "seed"})";
+      other.ttl_s = 3600;
+      c.put("measles vaccine", "lowers mortality", other);
+      c.put("river flooding", "in spring", {});
+    }  // closed: the WAL is checkpointed into the one file
+    copy_seed(tmp + "/cache.sqlite", seeds + "/cache_store", "three_entries.sqlite");
 
     const auto f = values(6, 7);
     const std::vector<int64_t> ints = {1, -2, 3};

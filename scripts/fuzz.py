@@ -28,6 +28,10 @@ EXTRA = {
     "perturb": ["-max_len=400"],
     "http_search": ["-max_len=2048"],
     "http_verify": ["-max_len=2048"],
+    "http_cache_put": ["-max_len=2048"],
+    "http_cache_lookup": ["-max_len=2048"],
+    "http_cache_remove": ["-max_len=64"],
+    "http_cache_clear": ["-max_len=512"],
     "http_framing": ["-max_len=4096"],
     "tfjs_model": ["-max_len=4096"],
 }

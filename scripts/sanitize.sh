@@ -3,7 +3,7 @@
 #   asan  build-asan/ (clang, ASan+UBSan on everything verity compiles) runs the full
 #         ctest suite;
 #   tsan  build-tsan/ (clang, TSan) runs the concurrent code's tests: the server, the
-#         search pipeline (and the semantic cache's, once src/cache is merged).
+#         search pipeline and the semantic cache.
 # libtorch, Link Grammar and the other prebuilt libraries are not instrumented.
 #   scripts/sanitize.sh [asan|tsan|all] [extra ctest args]   (default all)
 # Env: VERITY_BUILD_JOBS; ASAN_BUILD_DIR / TSAN_BUILD_DIR.
@@ -18,8 +18,8 @@ export VERITY_REQUIRE_MODELS="${VERITY_REQUIRE_MODELS:-1}"
 # Tests under ASan/TSan run several times slower; ctest's own per-test limit applies.
 timeout_s="${VERITY_SANITIZE_TEST_TIMEOUT:-3000}"
 
-# The concurrent code's tests (the cache's suites join this pattern with src/cache).
-TSAN_TESTS='^(ServeTest|RequestFraming|PipelineTest|PipelineParts)\.'
+# The concurrent code's tests.
+TSAN_TESTS='^(ServeTest|RequestFraming|PipelineTest|PipelineParts|CacheTest|StoreTest|NamespaceIndex|CacheServeTest)\.'
 
 status=0
 if [[ "$what" == asan || "$what" == all ]]; then
@@ -35,7 +35,7 @@ if [[ "$what" == tsan || "$what" == all ]]; then
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
       -DVERITY_SANITIZE=thread -DVERITY_BUILD_BENCH=OFF >&2
   fi
-  cmake --build "$dir" -j "$jobs" --target verity serve_tests search_tests >&2
+  cmake --build "$dir" -j "$jobs" --target verity serve_tests search_tests cache_tests >&2
   echo "sanitize: TSan, $TSAN_TESTS" >&2
   (cd "$dir" && ctest --output-on-failure --timeout "$timeout_s" -j "$jobs" -R "$TSAN_TESTS" "$@") || status=1
 fi

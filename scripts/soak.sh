@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bounded soak run of `verity serve` on loopback: mixed POST /search (BM25 alone;
-# hybrid stage 1 + F1) and POST /verify requests from wrk, with the connection count
+# hybrid stage 1 + F1), POST /verify, POST /cache/put and POST /cache/lookup requests
+# from wrk (the cache capped at 500 entries, so LRU eviction runs), with the connection count
 # stepping through PHASES (default 2 4 8 16 32 32 16 8 4 2), for DURATION seconds in
 # all (default 600). Before the measured run, WARMUP seconds at the largest connection
 # count touch every worker; the server's RSS is sampled every 5 s from then on.
@@ -11,7 +12,6 @@
 #
 #   scripts/soak.sh [--index DIR] [--verity BIN] [--duration S] [--phases "2 4 8"] [--warmup S] [--out JSON]
 # Without --index, builds a BM25+dense+tokens index of SciFact (use-lite) in a temp dir.
-# The cache endpoints join the request mix (soak.lua's `requests`) once src/cache is merged.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,12 +39,16 @@ serve_setup soak "$data"
 import json, sys
 queries = [json.loads(l)["text"] for l in open(sys.argv[1]) if l.strip()]
 with open(sys.argv[2] + "/search_bm25.txt", "w") as bm25, open(sys.argv[2] + "/search_hybrid.txt", "w") as hyb, \
-        open(sys.argv[2] + "/verify.txt", "w") as ver:
+        open(sys.argv[2] + "/verify.txt", "w") as ver, open(sys.argv[2] + "/cache_put.txt", "w") as put, \
+        open(sys.argv[2] + "/cache_lookup.txt", "w") as look:
     for i, q in enumerate(queries):
         bm25.write(json.dumps({"query": q, "k": 10, "stage1": "bm25", "verifier": "none"}) + "\n")
         hyb.write(json.dumps({"query": q, "k": 10, "stage1": "hybrid", "verifier": "f1"}) + "\n")
         cands = [queries[(i + 7 * j + 1) % len(queries)] for j in range(8)]
         ver.write(json.dumps({"query": q, "candidates": cands, "verifier": "f1"}) + "\n")
+        put.write(json.dumps({"prompt": q, "response": f"answer {i}", "ttl_s": 300}) + "\n")
+        # lower-cased: not the exact text, so lookups go through the verifier
+        look.write(json.dumps({"prompt": q.lower()}) + "\n")
 EOF
 cat >"$work/soak.lua" <<'EOF'
 -- Mixed requests; each response's status class is counted per thread.
@@ -54,11 +58,13 @@ local function lines(name)
   for l in io.lines(dir .. "/" .. name) do t[#t + 1] = l end
   return t
 end
--- {path, bodies, weight}; the cache endpoints are added here once src/cache is merged.
+-- {path, bodies, weight}
 local requests = {
   {"/search", lines("search_bm25.txt"), 2},
   {"/search", lines("search_hybrid.txt"), 1},
   {"/verify", lines("verify.txt"), 1},
+  {"/cache/put", lines("cache_put.txt"), 1},
+  {"/cache/lookup", lines("cache_lookup.txt"), 2},
 }
 local deck = {}
 for i, r in ipairs(requests) do for _ = 1, r[3] do deck[#deck + 1] = i end end
@@ -93,7 +99,7 @@ function done(summary, latency, requests_)
 end
 EOF
 
-serve_start "$index" --verifier f1
+serve_start "$index" --verifier f1 --cache "$work/cache.sqlite" --cache-max-entries 500
 
 run_wrk() {  # connections seconds -> SOAKJSON line
   local c="$1" s="$2" threads=$(( $1 < 4 ? $1 : 4 ))
@@ -133,7 +139,8 @@ total = lambda k: sum(p["wrk"][k] for p in phases)
 errors = sum(total(k) for k in ("connect_errors", "read_errors", "write_errors", "timeouts"))
 growth = (rss_end - rss_start) / rss_start
 report = {
-    "benchmark": "verity serve soak: mixed /search (bm25, hybrid+f1) and /verify (8 candidates, f1), wrk on loopback",
+    "benchmark": "verity serve soak: mixed /search (bm25, hybrid+f1), /verify (8 candidates, f1), /cache/put and "
+                 "/cache/lookup (at most 500 entries), wrk on loopback",
     "argv": argv, "date": datetime.date.today().isoformat(),
     "git_sha": subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(),
     "index": index, "cpus": os.cpu_count(), "loadavg_before": before, "loadavg_after": after,

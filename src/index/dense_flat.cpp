@@ -41,8 +41,7 @@ FlatIndex::FlatIndex(size_t dim) : dim_(dim) {
 void FlatIndex::add(std::span<const float> vectors, std::span<const int64_t> ids) {
   dense_detail::check_batch(vectors, dim_, "vectors");
   const size_t n = vectors.size() / dim_;
-  VERITY_CHECK(ids.empty() || ids.size() == n, ConfigError, "flat index: ", ids.size(),
-               " ids for ", n, " vectors");
+  dense_detail::check_ids(ids, n, "flat index");
   const auto normalized = dense_detail::normalized_rows(vectors, dim_, size());
   vectors_.insert(vectors_.end(), normalized.begin(), normalized.end());
   for (size_t r = 0; r < n; ++r) ids_.push_back(ids.empty() ? int64_t(ids_.size()) : ids[r]);

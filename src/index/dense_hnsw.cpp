@@ -189,8 +189,7 @@ void HnswIndex::set_ef_search(size_t ef) {
 void HnswIndex::add(std::span<const float> vectors, std::span<const int64_t> ids) {
   dense_detail::check_batch(vectors, dim_, "vectors");
   const size_t n = vectors.size() / dim_, first = ids_.size();
-  VERITY_CHECK(ids.empty() || ids.size() == n, ConfigError, "hnsw index: ", ids.size(),
-               " ids for ", n, " vectors");
+  dense_detail::check_ids(ids, n, "hnsw index");
   // Validate everything before touching the graph so a bad batch adds nothing.
   const auto normalized = dense_detail::normalized_rows(vectors, dim_, first);
   auto& hnsw = *graph_->hnsw;

@@ -63,6 +63,14 @@ void check_batch(std::span<const float> values, size_t dim, const char* what) {
                values.size(), " floats, not a multiple of dim=", dim);
 }
 
+void check_ids(std::span<const int64_t> ids, size_t n, const char* index_name) {
+  VERITY_CHECK(ids.empty() || ids.size() == n, ConfigError, index_name, ": ", ids.size(), " ids for ", n,
+               " vectors");
+  for (size_t r = 0; r < ids.size(); ++r)
+    VERITY_CHECK(ids[r] >= 0, ConfigError, index_name, ": id ", ids[r], " of vector ", r,
+                 " is negative (-1 marks an empty result slot)");
+}
+
 std::vector<float> normalized_rows(std::span<const float> vectors, size_t dim, size_t first) {
   check_batch(vectors, dim, "vectors");
   std::vector<float> out(vectors.size());
@@ -179,6 +187,9 @@ std::unique_ptr<DenseIndex> load_dense_index(const std::string& path) {
   auto ids = file.array<int64_t>("IDS.");
   VERITY_CHECK(ids.size() == count, FormatError, path, ": IDS. holds ", ids.size(),
                " ids, META count=", count);
+  // Negative ids would read as the -1 of an empty result slot.
+  for (size_t i = 0; i < ids.size(); ++i)
+    VERITY_CHECK(ids[i] >= 0, FormatError, path, ": IDS.[", i, "] is ", ids[i], " (ids are non-negative)");
   auto [spec_kind, pairs] = split_spec(spec);
   VERITY_CHECK(spec_kind == kind, FormatError, path, ": META kind '", kind,
                "' does not match spec '", spec, "'");

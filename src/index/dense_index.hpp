@@ -13,7 +13,7 @@
 // On-disk format (save/load_dense_index), a SectionFile with magic "VDNS",
 // version 1:
 //   META  kind string | spec string | u64 dim | u64 count
-//   IDS.  i64[count]         external ids, in insertion order
+//   IDS.  i64[count]         external ids (non-negative), in insertion order
 //   VECS  f32[count × dim]   normalized vectors           (flat only)
 //   HNSW  bytes              hnswlib's own saveIndex dump (hnsw only; its
 //                            labels are insertion positions, mapped by IDS.)
@@ -46,10 +46,11 @@ class DenseIndex {
  public:
   virtual ~DenseIndex() = default;
 
-  // Adds n = vectors.size()/dim() vectors. ids: one per vector, or empty for
-  // consecutive ids starting at size(). Throws ConfigError on a size that is
-  // not a multiple of dim(), on an ids/vectors count mismatch, and on any
-  // non-finite component (naming the vector and component).
+  // Adds n = vectors.size()/dim() vectors. ids: one per vector (non-negative: -1
+  // marks an empty result slot), or empty for consecutive ids starting at size().
+  // Throws ConfigError on a size that is not a multiple of dim(), on an ids/vectors
+  // count mismatch, on a negative id, and on any non-finite component (naming the
+  // vector and component).
   virtual void add(std::span<const float> vectors, std::span<const int64_t> ids = {}) = 0;
 
   // Searches nq = queries.size()/dim() queries in parallel; k >= 1.
@@ -91,6 +92,8 @@ size_t worker_count(size_t requested, size_t n_items);
 // `threads` threads (0 = all cores); rethrows the first exception after joining.
 void parallel_for(size_t n, size_t threads, const std::function<void(size_t, size_t)>& fn);
 void check_batch(std::span<const float> values, size_t dim, const char* what);
+// add()'s ids: none, or n non-negative ones (errors name `index_name`).
+void check_ids(std::span<const int64_t> ids, size_t n, const char* index_name);
 // Every dim-sized row of `vectors` L2-normalized; errors name rows from `first`.
 std::vector<float> normalized_rows(std::span<const float> vectors, size_t dim, size_t first);
 // What search() starts from: k and the batch checked (errors name `index_name`),

@@ -90,13 +90,13 @@ TEST(FlatIndex, MatchesBruteForce) {
 TEST(FlatIndex, ExternalIdsAndShortResults) {
   auto index = make_dense_index("flat", 2);
   std::vector<float> v = {1, 0, 0, 1, 1, 1};
-  std::vector<int64_t> ids = {100, -5, 7};
+  std::vector<int64_t> ids = {100, 5, 7};  // non-negative: -1 marks an empty slot
   index->add(v, ids);
   std::vector<float> q = {3, 0.1f};
   auto res = index->search(q, 5);
   EXPECT_EQ(res.ids_of(0)[0], 100);
   EXPECT_EQ(res.ids_of(0)[1], 7);
-  EXPECT_EQ(res.ids_of(0)[2], -5);
+  EXPECT_EQ(res.ids_of(0)[2], 5);
   EXPECT_EQ(res.ids_of(0)[3], -1);
   EXPECT_TRUE(std::isinf(res.scores_of(0)[4]));
   EXPECT_NEAR(res.scores_of(0)[1], (3 + 0.1) / std::sqrt(9.01) / std::sqrt(2.0), 1e-5);
@@ -274,4 +274,34 @@ TEST(HnswIndex, DamagedGraphBehindValidChecksumsIsRefused) {
   write_file_atomic(path, good);
   auto loaded = load_dense_index(path);
   EXPECT_EQ(loaded->search(random_vectors(1, d, 10), 5).ids.size(), 5u);
+}
+
+// Found by fuzz/dense_index.cpp: a file whose IDS. held a negative id loaded, and
+// search returned it where -1 means an empty result slot.
+TEST(DenseIndex, NegativeIdsAreRefused) {
+  const size_t d = 4;
+  for (const char* kind : {"flat", "hnsw:M=4,efc=16,ef=16,threads=1"}) {
+    auto index = make_dense_index(kind, d);
+    const std::vector<int64_t> bad = {3, -2};
+    EXPECT_THROW(index->add(random_vectors(2, d, 1), bad), ConfigError) << kind;
+    EXPECT_EQ(index->size(), 0u) << kind;
+    const std::vector<int64_t> ids = {5, 6, 7};
+    index->add(random_vectors(3, d, 2), ids);
+    const std::string path = temp_path("negative_id.vdns");
+    index->save(path);
+    std::string image = read_file(path);
+    const SectionAt section = find_section(image, "IDS.");
+    ASSERT_EQ(section.length, 3 * sizeof(int64_t)) << kind;
+    const int64_t negative = -768;
+    std::memcpy(image.data() + section.payload + 8, &negative, 8);
+    const uint32_t crc = crc32c(image.data() + section.payload, section.length);
+    std::memcpy(image.data() + section.header + 4, &crc, 4);
+    write_file_atomic(path, image);
+    try {
+      load_dense_index(path);
+      FAIL() << kind << ": loaded";
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("IDS.[1] is -768"), std::string::npos) << e.what();
+    }
+  }
 }
