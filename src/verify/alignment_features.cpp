@@ -62,23 +62,29 @@ uint64_t pair_key(uint32_t a, uint32_t b) {
 }  // namespace
 
 Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms) : words_(std::move(antonyms)) {
+  // Every piece form of one inflected word maps to one key; antonymy is a
+  // relation between keys, so each pair is stored once, not once per form.
+  std::unordered_map<std::string, uint32_t> keys;
+  auto key_of = [&](const std::string& form) {
+    auto [it, added] = keys.emplace(form, uint32_t(keys.size()));
+    if (added)
+      for (const auto& piece : piece_forms(form)) form_key_.emplace(token_identity(piece), it->second);
+    return it->second;
+  };
   for (const auto& [a, b] : words_) {
     const auto fa = inflections(a), fb = inflections(b);
     for (size_t k = 0; k < fa.size(); ++k) {
-      const auto pa = piece_forms(fa[k]), pb = piece_forms(fb[k]);
-      for (const auto& x : pa)
-        for (const auto& y : pb) {
-          const uint32_t ix = token_identity(x), iy = token_identity(y);
-          if (ix == iy) continue;
-          pairs_.insert(pair_key(ix, iy));
-          with_antonyms_.insert(ix);
-          with_antonyms_.insert(iy);
-        }
+      const uint32_t ka = key_of(fa[k]), kb = key_of(fb[k]);
+      if (ka != kb) pairs_.insert(pair_key(ka, kb));
     }
   }
 }
 
-bool Lexicon::antonyms(uint32_t a, uint32_t b) const { return a != b && pairs_.count(pair_key(a, b)) != 0; }
+bool Lexicon::antonyms(uint32_t a, uint32_t b) const {
+  const auto x = form_key_.find(a), y = form_key_.find(b);
+  return x != form_key_.end() && y != form_key_.end() && x->second != y->second &&
+         pairs_.count(pair_key(x->second, y->second)) != 0;
+}
 
 bool Lexicon::is_digits(uint32_t token) {
   static const std::unordered_set<uint32_t> digits = [] {

@@ -85,7 +85,7 @@ class Lexicon {
   // Lower-case word pairs (a, b), each pair read both ways.
   explicit Lexicon(std::vector<std::pair<std::string, std::string>> antonyms);
   bool antonyms(uint32_t a, uint32_t b) const;
-  bool has_antonyms(uint32_t token) const { return with_antonyms_.count(token) != 0; }
+  bool has_antonyms(uint32_t token) const { return form_key_.count(token) != 0; }
   // A piece of 1-4 digits, bare or with a word-start or continuation marker.
   static bool is_digits(uint32_t token);
   const std::vector<std::pair<std::string, std::string>>& antonym_words() const { return words_; }
@@ -93,8 +93,8 @@ class Lexicon {
 
  private:
   std::vector<std::pair<std::string, std::string>> words_;
-  std::unordered_set<uint64_t> pairs_;          // (min id << 32) | max id
-  std::unordered_set<uint32_t> with_antonyms_;  // ids that occur in some pair
+  std::unordered_map<uint32_t, uint32_t> form_key_;  // piece identity -> its inflected word's key
+  std::unordered_set<uint64_t> pairs_;               // (min key << 32) | max key
 };
 
 struct DirectionFeatures {
