@@ -298,9 +298,10 @@ std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
   if (m.needs_stage2() && !cands.empty()) {
     auto t2 = Clock::now();
     auto base = minmax(cands);
+    const bool rerank = m.opt.combine == "rerank", weighted = m.opt.combine == "weighted";
     auto combined = [&](double b, double v) {
-      if (m.opt.combine == "rerank") return v;
-      if (m.opt.combine == "weighted") return (1 - m.opt.verifier_weight) * b + m.opt.verifier_weight * v;
+      if (rerank) return v;
+      if (weighted) return (1 - m.opt.verifier_weight) * b + m.opt.verifier_weight * v;
       return b - m.opt.penalty_beta * sigmoid(20 * (b - m.opt.penalty_tau)) * (1 - std::clamp(v, 0.0, 1.0));
     };
     // Verify only what the top k can hold: with the verifier's score in
@@ -309,7 +310,7 @@ std::vector<SearchHit> Pipeline::search(const std::string& query, size_t k,
     // The top k is the same as with every candidate verified.
     const auto [lo, hi] = m.verifier_range();
     std::vector<size_t> verify_at;
-    if (m.opt.combine != "rerank" && k < cands.size()) {
+    if (!rerank && k < cands.size()) {
       std::vector<double> worst(cands.size());
       for (size_t i = 0; i < cands.size(); ++i) worst[i] = combined(base[cands[i].doc], lo);
       std::vector<double> sorted = worst;
