@@ -19,7 +19,9 @@
 #include "core/error.hpp"
 #include "index/token_store.hpp"
 #include "search/stored_rows.hpp"
+#include "verify/alignment_verifier.hpp"
 #include "verify/bf16_maps.hpp"
+#include "verify/detail/alignment_modules.hpp"
 #include "verify/learned.hpp"
 #include "verify/similarity_map.hpp"
 #include "verify/verifier.hpp"
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
 
     std::vector<double> t_decode, t_maps, t_total_f1, t_streamed, t_streamed_f1, t_bf16, t_bf16_f1;
     const bool bf16 = verify::bf16_maps_supported();
-    std::map<std::string, std::vector<double>> t_score;
+    std::map<std::string, std::vector<double>> t_score, t_f5_features, t_f5_network;
     std::map<std::string, std::unique_ptr<verify::Verifier>> verifiers;
     for (const auto& v : a.verifiers) verifiers[v] = make_for_speed(v);
     size_t candidate_tokens = 0;
@@ -154,6 +156,20 @@ int main(int argc, char** argv) {
         auto s1 = bench::Clock::now();
         t_score[name].push_back(ms(s0, s1));
         if (name == "f1") t_total_f1.push_back(ms(t0, s1));
+        // F5's two parts: the per-token features (plain C++) and the network.
+        if (const auto* f5 = dynamic_cast<const verify::AlignmentVerifier*>(v.get())) {
+          const verify::PairContext none;
+          static const verify::TokenTable table(f5->idf(), f5->lexicon());  // what the verifier holds
+          std::vector<verify::AlignmentFeatures> features;
+          auto f0 = bench::Clock::now();
+          for (const auto& m : maps)
+            if (!m.empty()) features.push_back(verify::alignment_features(m, none, table, f5->lexicon()));
+          auto f1 = bench::Clock::now();
+          t_f5_features[name].push_back(ms(f0, f1));
+          const auto net = f5->impl().inference_net();
+          for (const auto& f : features) net->logit(f);
+          t_f5_network[name].push_back(ms(f1, bench::Clock::now()));
+        }
       }
     }
     out["mean_candidate_tokens"] = double(candidate_tokens) / double(a.queries * a.k);
@@ -163,6 +179,8 @@ int main(int argc, char** argv) {
     for (auto& [name, v] : t_score) {
       auto s = summary(v);
       s["pairs_per_s"] = double(a.k) / (s["p50_ms"].get<double>() / 1000.0);
+      if (t_f5_features.count(name)) s["features"] = summary(t_f5_features[name]);
+      if (t_f5_network.count(name)) s["network"] = summary(t_f5_network[name]);
       scoring[name] = s;
     }
     out["score"] = scoring;

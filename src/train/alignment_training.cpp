@@ -250,6 +250,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   log("f5: idf over ", idf.documents(), " training texts, ", idf.document_frequency().size(), " distinct tokens");
 
   const verify::Lexicon lexicon(o.antonyms);
+  const verify::TokenTable token_table(idf, lexicon);
   std::vector<verify::AlignmentFeatures> features(set.samples.size());
   {
     Progress progress("alignment features", set.samples.size());
@@ -258,7 +259,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
       for (int64_t k = lo; k < hi; ++k) {
         const auto& s = set.samples[size_t(k)];
         verify::PairContext ctx{set.ids[s.a], set.ids[s.b], s.cosine};
-        if (!s.map.empty()) features[size_t(k)] = verify::alignment_features(s.map, ctx, idf, lexicon);
+        if (!s.map.empty()) features[size_t(k)] = verify::alignment_features(s.map, ctx, token_table, lexicon);
       }
       done += size_t(hi - lo);
     });

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "verify/kernels.hpp"
 #include "verify/simple_verifiers.hpp"
 
 namespace verity::verify {
@@ -14,12 +15,19 @@ IdfTable::IdfTable(size_t documents, std::unordered_map<uint32_t, uint32_t> docu
   unseen_ = float(std::log((n + 1) / 2.0) + 1);
   max_idf_ = std::max(1.0f, unseen_);
   for (const auto& [token, df] : df_) max_idf_ = std::max(max_idf_, float(std::log((n + 1) / (df + 1.0)) + 1));
+  normalized_.reserve(df_.size());
+  for (const auto& [token, df] : df_) normalized_.emplace(token, idf(token) / max_idf_);
 }
 
 float IdfTable::idf(uint32_t token) const {
   auto it = df_.find(token);
   if (it == df_.end()) return unseen_;
   return float(std::log((double(documents_) + 1) / (it->second + 1.0)) + 1);
+}
+
+float IdfTable::normalized_idf(uint32_t token) const {
+  auto it = normalized_.find(token);
+  return it == normalized_.end() ? normalized_unseen_idf() : it->second;
 }
 
 IdfTable build_idf_table(std::span<const std::vector<uint32_t>> texts) {
@@ -86,7 +94,18 @@ bool Lexicon::antonyms(uint32_t a, uint32_t b) const {
          pairs_.count(pair_key(x->second, y->second)) != 0;
 }
 
-bool Lexicon::is_digits(uint32_t token) {
+uint32_t Lexicon::word_of(uint32_t token) const {
+  const auto it = form_key_.find(token);
+  return it == form_key_.end() ? kNoWord : it->second;
+}
+
+bool Lexicon::antonym_words(uint32_t word_a, uint32_t word_b) const {
+  return word_a != kNoWord && word_b != kNoWord && word_a != word_b && pairs_.count(pair_key(word_a, word_b)) != 0;
+}
+
+bool Lexicon::is_digits(uint32_t token) { return digit_pieces().count(token) != 0; }
+
+const std::unordered_set<uint32_t>& Lexicon::digit_pieces() {
   static const std::unordered_set<uint32_t> digits = [] {
     std::unordered_set<uint32_t> set;
     for (int len = 1; len <= 4; ++len) {
@@ -100,7 +119,41 @@ bool Lexicon::is_digits(uint32_t token) {
     }
     return set;
   }();
-  return digits.count(token) != 0;
+  return digits;
+}
+
+TokenTable::TokenTable(const IdfTable& idf, const Lexicon& lexicon) {
+  const size_t entries = idf.document_frequency().size() + lexicon.piece_words().size() + Lexicon::digit_pieces().size();
+  unsigned bits = 4;
+  while ((size_t(1) << bits) < 2 * entries) ++bits;  // load factor <= 1/2
+  slots_.assign(size_t(1) << bits, Slot{});
+  shift_ = 32 - bits;
+  absent_.idf = idf.normalized_unseen_idf();
+  // Every slot starts as an unknown token (the unseen idf), then the tables fill it in.
+  auto fresh = [&](uint32_t token) -> Slot& {
+    Slot& s = slot_for(token);
+    if (!s.used) s.used = 1, s.token = token, s.idf = absent_.idf;
+    return s;
+  };
+  for (const auto& [token, df] : idf.document_frequency()) fresh(token).idf = idf.normalized_idf(token);
+  for (const auto& [token, word] : lexicon.piece_words()) fresh(token).word = word;
+  for (uint32_t token : Lexicon::digit_pieces()) fresh(token).digits = 1;
+}
+
+TokenTable::Slot& TokenTable::slot_for(uint32_t token) {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = (uint32_t(token * 2654435761u) >> shift_) & mask;; i = (i + 1) & mask)
+    if (!slots_[i].used || slots_[i].token == token) return slots_[i];
+}
+
+TokenTable::Info TokenTable::info(uint32_t token) const {
+  if (slots_.empty()) return absent_;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = (uint32_t(token * 2654435761u) >> shift_) & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (!s.used) return absent_;
+    if (s.token == token) return {s.idf, s.word, s.digits != 0};
+  }
 }
 
 namespace {
@@ -110,46 +163,124 @@ struct DirectionSummary {
   size_t unmatched_digits = 0, antonyms = 0;
 };
 
-// X has n rows of cell(i, j) over Y's m columns, row-major in `cells`.
-DirectionSummary read_direction(std::span<const float> cells, size_t n, size_t m, std::span<const uint32_t> x_ids,
-                                std::span<const uint32_t> y_ids, const IdfTable& idf, const Lexicon& lexicon,
-                                DirectionFeatures& out) {
+// What the tables say about each token of one text, looked up once per map.
+struct TokenInfo {
+  std::vector<float> idf;       // normalized idf (1 when identities are unknown)
+  std::vector<uint32_t> word;   // lexicon word (Lexicon::kNoWord: none)
+  std::vector<uint8_t> digits;  // a digit piece
+};
+
+TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table) {
+  TokenInfo info;
+  info.idf.assign(length, 1.0f);
+  info.word.assign(length, Lexicon::kNoWord);
+  info.digits.assign(length, 0);
+  if (!known) return info;
+  for (size_t i = 0; i < length; ++i) {
+    const auto t = table.info(ids[i]);
+    info.idf[i] = t.idf, info.word[i] = t.word, info.digits[i] = t.digits;
+  }
+  return info;
+}
+
+// What each token of X finds in Y: best = max_j M_ij (at least -1), soft =
+// the softmax (temperature 0.1) mean of its similarities, and the target j*,
+// the first j maximizing M_ij + 0.5 [Y's token j is this token].
+struct Alignment {
+  std::vector<float> best, soft;
+  std::vector<size_t> target;
+};
+
+// X = the map's rows. Rows are long (a candidate's tokens): one kernel call
+// each, then only the (few) exact positions, with no per-cell dependency chain.
+Alignment align_rows(std::span<const float> cells, size_t n, size_t m, std::span<const uint32_t> x_ids,
+                     std::span<const uint32_t> y_ids, bool known, kernels::Isa isa) {
+  Alignment a{std::vector<float>(n), std::vector<float>(n), std::vector<size_t>(n)};
+  for (size_t i = 0; i < n; ++i) {
+    const float* row = cells.data() + i * m;
+    const uint32_t id = known ? x_ids[i] : 0;
+    const float row_max = kernels::max_value(row, m, isa);
+    float exact_max = -INFINITY;
+    size_t exact_arg = m;
+    for (size_t j = 0; j < m && known; ++j)
+      if (y_ids[j] == id && row[j] > exact_max) exact_max = row[j], exact_arg = j;
+    auto first_plain = [&](float v, bool skip_exact) {
+      for (size_t j = 0; j < m; ++j)
+        if (row[j] == v && !(skip_exact && y_ids[j] == id)) return j;
+      return m;
+    };
+    size_t arg = 0;
+    if (exact_arg < m && exact_max + 0.5f > row_max) arg = exact_arg;
+    else if (exact_arg < m && exact_max + 0.5f == row_max) arg = std::min(exact_arg, first_plain(row_max, true));
+    else arg = first_plain(row_max, false);
+    a.best[i] = std::max(-1.0f, row_max);
+    a.soft[i] = kernels::softmax_mean(row, row, m, 10.0f, isa);
+    a.target[i] = arg;
+  }
+  return a;
+}
+
+// X = the map's columns (a query's few tokens each): vectors run along the
+// rows, so a short column costs no call of its own.
+Alignment align_columns(std::span<const float> cells, size_t n, size_t m, std::span<const uint32_t> row_ids,
+                        std::span<const uint32_t> col_ids, bool known, kernels::Isa isa) {
+  Alignment a{std::vector<float>(m, -1.0f), std::vector<float>(m), std::vector<size_t>(m, 0)};
+  std::vector<float> bonus_best(m, -1e30f);
+  for (size_t i = 0; i < n; ++i) {
+    const float* row = cells.data() + i * m;
+    for (size_t j = 0; j < m; ++j) a.best[j] = std::max(a.best[j], row[j]);
+    for (size_t j = 0; j < m; ++j) {
+      const float v = row[j] + (known && row_ids[i] == col_ids[j] ? 0.5f : 0.0f);
+      if (v > bonus_best[j]) bonus_best[j] = v, a.target[j] = i;
+    }
+  }
+  kernels::column_softmax_mean(cells.data(), cells.data(), n, m, 10.0f, a.soft.data(), isa);
+  return a;
+}
+
+// F2 (SoftAlignVerifier) of the transposed map, without transposing it.
+float soft_align_columns(std::span<const float> cells, size_t n, size_t m, float lambda, float tau, kernels::Isa isa) {
+  const float ratio = float(m) / float(n);
+  std::vector<float> logits(n * m), per_column(m);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < m; ++j)
+      logits[i * m + j] = cells[i * m + j] - lambda * std::fabs(float(j) - float(i) * ratio);
+  kernels::column_softmax_mean(logits.data(), cells.data(), n, m, 1.0f / tau, per_column.data(), isa);
+  double total = 0;
+  for (float v : per_column) total += v;
+  return float(total / double(m));
+}
+
+// Token features of X (length n) against Y (length m) from their alignment.
+DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, std::span<const uint32_t> x_ids,
+                                std::span<const uint32_t> y_ids, const TokenInfo& x_info, const TokenInfo& y_info,
+                                const Lexicon& lexicon, DirectionFeatures& out) {
   const bool known = !x_ids.empty() && !y_ids.empty();
-  const float idf_max = idf.max_idf();
   out.length = n;
   out.tokens.assign(n * kTokenFeatures, 0.0f);
   out.ids.assign(n, 0);
   std::vector<uint32_t> y_sorted(y_ids.begin(), y_ids.end());
   std::sort(y_sorted.begin(), y_sorted.end());
-  std::vector<float> y_idf(m, 1.0f);
-  for (size_t j = 0; j < m && known; ++j) y_idf[j] = idf.idf(y_ids[j]) / idf_max;
+  const std::vector<float>& y_idf = y_info.idf;
+  std::vector<size_t> y_words;  // positions of Y's tokens that have antonyms
+  for (size_t j = 0; j < m && known; ++j)
+    if (y_info.word[j] != Lexicon::kNoWord) y_words.push_back(j);
   std::vector<long> target(n, 0);
   std::vector<uint8_t> exact_at_target(n, 0);
   DirectionSummary s;
   double idf_sum = 0;
   for (size_t i = 0; i < n; ++i) {
-    const float* row = cells.data() + i * m;
     float* f = out.tokens.data() + i * kTokenFeatures;
     const uint32_t id = known ? x_ids[i] : 0;
     out.ids[i] = id;
     const bool exact = known && std::binary_search(y_sorted.begin(), y_sorted.end(), id);
-    float best = -1.0f, bonus_best = -1e30f;
-    size_t arg = 0;
-    for (size_t j = 0; j < m; ++j) {
-      best = std::max(best, row[j]);
-      const float v = row[j] + (known && y_ids[j] == id ? 0.5f : 0.0f);
-      if (v > bonus_best) bonus_best = v, arg = j;
-    }
-    double z = 0, soft = 0;
-    for (size_t j = 0; j < m; ++j) {
-      const double w = std::exp((double(row[j]) - best) / 0.1);
-      z += w, soft += w * row[j];
-    }
-    const float w_idf = known ? idf.idf(id) / idf_max : 1.0f;
+    const float best = alignment.best[i];
+    const size_t arg = alignment.target[i];
+    const float w_idf = x_info.idf[i];
     target[i] = long(arg);
     exact_at_target[i] = known && y_ids[arg] == id;
     f[0] = best;
-    f[1] = float(soft / z);
+    f[1] = alignment.soft[i];
     f[2] = exact ? 1.0f : 0.0f;
     f[3] = w_idf;
     f[4] = n > 1 ? float(i) / float(n - 1) : 0.5f;
@@ -158,10 +289,10 @@ DirectionSummary read_direction(std::span<const float> cells, size_t n, size_t m
     f[10] = best * (1.0f - f[2]);
     f[11] = 1.0f - best;
     f[12] = y_idf[arg];
-    if (known && !exact && Lexicon::is_digits(id)) f[13] = 1.0f, ++s.unmatched_digits;
-    if (known && lexicon.has_antonyms(id))
-      for (size_t j = 0; j < m; ++j)
-        if (lexicon.antonyms(id, y_ids[j])) {
+    if (known && !exact && x_info.digits[i]) f[13] = 1.0f, ++s.unmatched_digits;
+    if (known && x_info.word[i] != Lexicon::kNoWord)
+      for (size_t j : y_words)
+        if (lexicon.antonym_words(x_info.word[i], y_info.word[j])) {
           f[14] = 1.0f, ++s.antonyms;
           break;
         }
@@ -209,6 +340,11 @@ DirectionSummary read_direction(std::span<const float> cells, size_t n, size_t m
 
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
                                      const Lexicon& lexicon) {
+  return alignment_features(map, context, TokenTable(idf, lexicon), lexicon);
+}
+
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
+                                     const Lexicon& lexicon) {
   VERITY_CHECK(!map.empty(), ConfigError, "alignment features: empty map");
   const size_t n = map.rows(), m = map.cols();
   VERITY_CHECK(context.query_ids.empty() || context.query_ids.size() == n, ConfigError,
@@ -216,15 +352,18 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
   VERITY_CHECK(context.candidate_ids.empty() || context.candidate_ids.size() == m, ConfigError,
                "alignment features: ", context.candidate_ids.size(), " candidate token ids for a map of ", m,
                " columns");
-  std::vector<float> transposed(n * m);
   const auto values = map.values();
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < m; ++j) transposed[j * n + i] = values[i * m + j];
+  const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
+  const auto isa = kernels::best_isa();
+  const auto a_info = token_info(context.query_ids, n, known, tokens);
+  const auto b_info = token_info(context.candidate_ids, m, known, tokens);
   AlignmentFeatures out;
-  auto fwd = read_direction(values, n, m, context.query_ids, context.candidate_ids, idf, lexicon, out.forward);
-  auto bwd = read_direction(transposed, m, n, context.candidate_ids, context.query_ids, idf, lexicon, out.backward);
+  auto fwd = read_direction(align_rows(values, n, m, context.query_ids, context.candidate_ids, known, isa), n, m,
+                            context.query_ids, context.candidate_ids, a_info, b_info, lexicon, out.forward);
+  auto bwd = read_direction(align_columns(values, n, m, context.query_ids, context.candidate_ids, known, isa), m, n,
+                            context.candidate_ids, context.query_ids, b_info, a_info, lexicon, out.backward);
   const SoftAlignVerifier f2;
-  const float f2_fwd = f2.score(map), f2_bwd = f2.score(SimilarityMap(m, n, std::move(transposed)));
+  const float f2_fwd = f2.score(map), f2_bwd = soft_align_columns(values, n, m, f2.lambda(), f2.tau(), isa);
   const bool pooled_known = std::isfinite(context.pooled_cosine);
   auto mean = [](double x, double y) { return float((x + y) / 2); };
   auto low = [](double x, double y) { return float(std::min(x, y)); };

@@ -62,6 +62,9 @@ class IdfTable {
   IdfTable() = default;
   IdfTable(size_t documents, std::unordered_map<uint32_t, uint32_t> document_frequency);
   float idf(uint32_t token) const;
+  // idf(token) / max_idf(): F5's weight of a token, in (0, 1].
+  float normalized_idf(uint32_t token) const;
+  float normalized_unseen_idf() const { return unseen_ / max_idf_; }
   float max_idf() const { return max_idf_; }
   size_t documents() const { return documents_; }
   const std::unordered_map<uint32_t, uint32_t>& document_frequency() const { return df_; }
@@ -69,6 +72,7 @@ class IdfTable {
  private:
   size_t documents_ = 0;
   std::unordered_map<uint32_t, uint32_t> df_;
+  std::unordered_map<uint32_t, float> normalized_;  // per token, computed once: lookups stay cheap
   float unseen_ = 1.0f, max_idf_ = 1.0f;
 };
 
@@ -86,15 +90,49 @@ class Lexicon {
   explicit Lexicon(std::vector<std::pair<std::string, std::string>> antonyms);
   bool antonyms(uint32_t a, uint32_t b) const;
   bool has_antonyms(uint32_t token) const { return form_key_.count(token) != 0; }
+  // The inflected word a piece belongs to (kNoWord when it has no antonyms),
+  // and antonymy between two such words: one lookup per token, then per pair.
+  static constexpr uint32_t kNoWord = 0xffffffffu;
+  uint32_t word_of(uint32_t token) const;
+  bool antonym_words(uint32_t word_a, uint32_t word_b) const;
   // A piece of 1-4 digits, bare or with a word-start or continuation marker.
   static bool is_digits(uint32_t token);
   const std::vector<std::pair<std::string, std::string>>& antonym_words() const { return words_; }
   bool empty() const { return words_.empty(); }
+  // Piece identity -> word, for every piece form of every word.
+  const std::unordered_map<uint32_t, uint32_t>& piece_words() const { return form_key_; }
+  static const std::unordered_set<uint32_t>& digit_pieces();
 
  private:
   std::vector<std::pair<std::string, std::string>> words_;
   std::unordered_map<uint32_t, uint32_t> form_key_;  // piece identity -> its inflected word's key
   std::unordered_set<uint64_t> pairs_;               // (min key << 32) | max key
+};
+
+// What the idf table and the lexicon say about one token, merged into one
+// open-addressing table so the features cost one probe per token, not one
+// node-based hash lookup per table (those miss the cache on every token).
+class TokenTable {
+ public:
+  struct Info {
+    float idf = 1.0f;                  // IdfTable::normalized_idf
+    uint32_t word = Lexicon::kNoWord;  // Lexicon::word_of
+    bool digits = false;               // Lexicon::is_digits
+  };
+  TokenTable() = default;
+  TokenTable(const IdfTable& idf, const Lexicon& lexicon);
+  Info info(uint32_t token) const;
+
+ private:
+  struct Slot {
+    uint32_t token = 0, word = Lexicon::kNoWord;
+    float idf = 1.0f;
+    uint8_t used = 0, digits = 0;
+  };
+  Slot& slot_for(uint32_t token);
+  std::vector<Slot> slots_;
+  unsigned shift_ = 32;
+  Info absent_;
 };
 
 struct DirectionFeatures {
@@ -110,6 +148,10 @@ struct AlignmentFeatures {
 
 // map must be non-empty; ids are the context's (empty = unknown, no exact
 // matches then). ConfigError when an id list does not match the map's size.
+// `tokens` is TokenTable(idf, lexicon) of the same tables.
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
+                                     const Lexicon& lexicon);
+// Builds the token table on every call: for tests and one-off pairs.
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
                                      const Lexicon& lexicon);
 

@@ -12,13 +12,13 @@
 #include "core/section_file.hpp"
 #include "verify/detail/alignment_modules.hpp"
 #include "verify/detail/learned_modules.hpp"
+#include "verify/kernels.hpp"
 
 namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
 constexpr uint32_t kVersion = 2;  // 2: lexicon features (LEXA)
-constexpr size_t kBatch = 128;
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -165,7 +165,151 @@ torch::Tensor AlignNetImpl::forward(const AlignmentBatch& batch) {
   return (out(torch::relu(hidden(z))) + pair_linear(pair)).squeeze(1);
 }
 
+namespace {
+
+// A torch Linear's weight [out, in] as [in, out], row-major.
+std::vector<float> transposed_linear(const torch::Tensor& weight) {
+  auto t = weight.detach().to(torch::kFloat).t().contiguous();
+  return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+}
+
+std::vector<float> values_of(const torch::Tensor& tensor) {
+  auto t = tensor.detach().to(torch::kFloat).contiguous();
+  return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+}
+
+// Per-thread buffers of the inference network, reused across pairs.
+struct Scratch {
+  std::vector<float> x, padded, conv, hidden, z;
+};
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+}  // namespace
+
+uint64_t weights_identity(AlignNetImpl& net) {
+  uint64_t id = 1469598103934665603ULL;
+  auto mix = [&](uint64_t v) { id = (id ^ v) * 1099511628211ULL; };
+  for (const auto& p : net.parameters()) {
+    mix(reinterpret_cast<uintptr_t>(p.data_ptr()));
+    mix(uint64_t(p._version()));
+  }
+  return id;
+}
+
+FastAlignNet::FastAlignNet(AlignNetImpl& net) : source(weights_identity(net)) {
+  torch::NoGradGuard no_grad;
+  features = kTokenFeatures;
+  hidden = size_t(net.token_in->weight.size(0));
+  embedding_dim = net.embedding ? size_t(net.embedding->weight.size(1)) : 0;
+  buckets = net.config.buckets;
+  mlp = size_t(net.hidden->weight.size(0));
+  conv = bool(net.conv);
+  idf_weighted = uses_group(net.config, 1);
+  const auto token_mask = values_of(net.token_mask), pair_mask = values_of(net.pair_mask);
+  w_in = transposed_linear(net.token_in->weight);  // [(F + E) × H]
+  for (size_t c = 0; c < features; ++c)
+    for (size_t o = 0; o < hidden; ++o) w_in[c * hidden + o] *= token_mask[c];
+  b_in = values_of(net.token_in->bias);
+  if (net.embedding) embedding = values_of(net.embedding->weight);
+  if (conv) {
+    // Conv1d weight [out, in, tap] as rows tap · H + in: the taps read tokens t-1, t, t+1.
+    auto w = net.conv->weight.detach().to(torch::kFloat).contiguous();
+    const float* src = w.data_ptr<float>();
+    w_conv.assign(3 * hidden * hidden, 0.0f);
+    for (size_t o = 0; o < hidden; ++o)
+      for (size_t c = 0; c < hidden; ++c)
+        for (size_t tap = 0; tap < 3; ++tap) w_conv[(tap * hidden + c) * hidden + o] = src[(o * hidden + c) * 3 + tap];
+    b_conv = values_of(net.conv->bias);
+  }
+  w_hidden = transposed_linear(net.hidden->weight);  // [(6H + P) × MLP]
+  for (size_t p = 0; p < kPairFeatures; ++p)
+    for (size_t o = 0; o < mlp; ++o) w_hidden[(6 * hidden + p) * mlp + o] *= pair_mask[p];
+  b_hidden = values_of(net.hidden->bias);
+  w_out = values_of(net.out->weight);
+  b_out = net.out->bias.item<float>();
+  w_pair = values_of(net.pair_linear->weight);
+  for (size_t p = 0; p < kPairFeatures; ++p) w_pair[p] *= pair_mask[p];
+  b_pair = net.pair_linear->bias.item<float>();
+}
+
+void FastAlignNet::read_direction(const DirectionFeatures& d, float* out) const {
+  const auto isa = kernels::best_isa();
+  const size_t n = d.length, h = hidden, k_in = features + embedding_dim;
+  auto& s = scratch();
+  const float* x = d.tokens.data();
+  if (embedding_dim > 0) {
+    s.x.resize(n * k_in);
+    for (size_t i = 0; i < n; ++i) {
+      std::copy_n(d.tokens.data() + i * features, features, s.x.data() + i * k_in);
+      std::copy_n(embedding.data() + (d.ids[i] % buckets) * embedding_dim, embedding_dim,
+                  s.x.data() + i * k_in + features);
+    }
+    x = s.x.data();
+  }
+  // Token rows 1..n of `padded`, a zero row on each side for the convolution.
+  s.padded.resize((n + 2) * h);
+  std::fill_n(s.padded.data(), h, 0.0f);
+  std::fill_n(s.padded.data() + (n + 1) * h, h, 0.0f);
+  float* tokens = s.padded.data() + h;
+  kernels::affine_rows(x, n, k_in, k_in, w_in.data(), b_in.data(), h, true, tokens, isa);
+  if (conv) {
+    s.conv.resize(n * h);
+    kernels::affine_rows(s.padded.data(), n, h, 3 * h, w_conv.data(), b_conv.data(), h, true, s.conv.data(), isa);
+    for (size_t i = 0; i < n * h; ++i) tokens[i] += s.conv[i];
+  }
+  float* mean = out;
+  float* top = out + h;
+  float* weighted = out + 2 * h;
+  std::fill(out, out + 3 * h, 0.0f);  // activations are >= 0: 0 starts the max
+  double weight_sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float* row = tokens + i * h;
+    const float w = idf_weighted ? d.tokens[i * features + 3] : 1.0f;
+    weight_sum += w;
+    for (size_t c = 0; c < h; ++c) {
+      mean[c] += row[c];
+      top[c] = std::max(top[c], row[c]);
+      weighted[c] += w * row[c];
+    }
+  }
+  const float inv_n = 1.0f / float(std::max<size_t>(n, 1)), inv_w = float(1.0 / std::max(weight_sum, 1e-6));
+  for (size_t c = 0; c < h; ++c) mean[c] *= inv_n, weighted[c] *= inv_w;
+}
+
+float FastAlignNet::logit(const AlignmentFeatures& f) const {
+  const size_t h3 = 3 * hidden, width = 6 * hidden + kPairFeatures;
+  auto& s = scratch();
+  s.z.resize(width + h3);
+  float* a = s.z.data();          // forward, then a + b
+  float* b = s.z.data() + width;  // backward
+  read_direction(f.forward, a);
+  read_direction(f.backward, b);
+  for (size_t c = 0; c < h3; ++c) {
+    const float x = a[c], y = b[c];
+    a[c] = x + y;
+    a[h3 + c] = std::max(x, y);
+  }
+  std::copy(f.pair.begin(), f.pair.end(), a + 2 * h3);
+  s.hidden.resize(mlp);
+  kernels::affine_rows(a, 1, width, width, w_hidden.data(), b_hidden.data(), mlp, true, s.hidden.data(),
+                       kernels::best_isa());
+  double z = double(b_out) + double(b_pair);
+  for (size_t o = 0; o < mlp; ++o) z += double(s.hidden[o]) * w_out[o];
+  for (size_t p = 0; p < kPairFeatures; ++p) z += double(f.pair[p]) * w_pair[p];
+  return float(z);
+}
+
 }  // namespace detail
+
+std::shared_ptr<const detail::FastAlignNet> AlignmentVerifier::Impl::inference_net() const {
+  std::lock_guard lock(fast_mutex);
+  auto& module = *net.ptr();  // parameters() is not const in torch
+  if (!fast || fast->source != detail::weights_identity(module)) fast = std::make_shared<detail::FastAlignNet>(module);
+  return fast;
+}
 
 AlignmentVerifier::AlignmentVerifier(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AlignmentVerifier::~AlignmentVerifier() = default;
@@ -177,6 +321,7 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::untrained(const AlignmentC
   impl->config = config;
   impl->idf = std::move(idf);
   impl->lexicon = std::move(lexicon);
+  impl->tokens = TokenTable(impl->idf, impl->lexicon);
   auto generator = at::detail::getDefaultCPUGenerator();
   const auto saved = generator.get_state();
   generator.set_current_seed(seed);
@@ -195,25 +340,16 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
   std::vector<size_t> todo;
   for (size_t i = 0; i < maps.size(); ++i)
     if (!maps[i].empty()) todo.push_back(i);
-  c10::InferenceMode inference;
+  const auto net = impl_->inference_net();
   const PairContext none;
-  for (size_t begin = 0; begin < todo.size(); begin += kBatch) {
-    const size_t end = std::min(todo.size(), begin + kBatch);
-    // Features are independent per pair: split them over torch's intra-op threads.
-    std::vector<AlignmentFeatures> feats(end - begin);
-    at::parallel_for(int64_t(begin), int64_t(end), 8, [&](int64_t lo, int64_t hi) {
-      for (int64_t k = lo; k < hi; ++k)
-        feats[size_t(k) - begin] =
-            alignment_features(maps[todo[size_t(k)]], context.empty() ? none : context[todo[size_t(k)]], impl_->idf,
-                               impl_->lexicon);
-    });
-    std::vector<const AlignmentFeatures*> ptrs;
-    for (const auto& f : feats) ptrs.push_back(&f);
-    auto batch = detail::make_alignment_batch(ptrs, impl_->config);
-    auto values = impl_->net->forward(batch).contiguous();
-    const float* v = values.data_ptr<float>();
-    for (size_t k = begin; k < end; ++k) out[todo[k]] = v[k - begin];
-  }
+  // Pairs are independent: features and network split over torch's intra-op threads.
+  at::parallel_for(0, int64_t(todo.size()), 4, [&](int64_t lo, int64_t hi) {
+    for (int64_t k = lo; k < hi; ++k) {
+      const size_t i = todo[size_t(k)];
+      const auto features = alignment_features(maps[i], context.empty() ? none : context[i], impl_->tokens, impl_->lexicon);
+      out[i] = net->logit(features);
+    }
+  });
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "verify/kernels.hpp"
 
 namespace verity::verify {
 
@@ -51,21 +52,12 @@ float SoftAlignVerifier::score(const SimilarityMap& map) const {
   const size_t rows = map.rows(), cols = map.cols();
   const float ratio = float(rows) / float(cols), inv_tau = 1.0f / tau_;
   std::vector<float> logits(cols);
+  const auto isa = kernels::best_isa();
   double total = 0;
   for (size_t i = 0; i < rows; ++i) {
     auto row = map.row(i);
-    float max_logit = -INFINITY;
-    for (size_t j = 0; j < cols; ++j) {
-      logits[j] = (row[j] - lambda_ * std::fabs(float(i) - float(j) * ratio)) * inv_tau;
-      max_logit = std::max(max_logit, logits[j]);
-    }
-    float z = 0, weighted = 0;
-    for (size_t j = 0; j < cols; ++j) {
-      const float e = std::exp(logits[j] - max_logit);  // shifted: e <= 1, no overflow
-      z += e;
-      weighted += e * row[j];
-    }
-    total += weighted / z;  // z >= 1: the maximum contributes exp(0)
+    for (size_t j = 0; j < cols; ++j) logits[j] = row[j] - lambda_ * std::fabs(float(i) - float(j) * ratio);
+    total += kernels::softmax_mean(logits.data(), row.data(), cols, inv_tau, isa);
   }
   return float(total / double(rows));
 }

@@ -3,12 +3,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <unistd.h>
 
 #include "core/error.hpp"
 #include "verify/alignment_features.hpp"
 #include "verify/alignment_verifier.hpp"
+#include "verify/detail/alignment_modules.hpp"
 #include "verify/pair_scoring.hpp"
+#include "verify/simple_verifiers.hpp"
 #include "verify/verifier.hpp"
 
 using namespace verity;
@@ -197,4 +200,146 @@ TEST(AlignmentVerifier, DamagedFilesAreFormatErrors) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("input 'vibes' is unknown"), std::string::npos);
   }
+}
+
+// Inference runs F5's network outside torch (verify/kernels.hpp); the torch
+// module, which training uses, is the reference it must agree with.
+TEST(AlignmentVerifier, InferenceMatchesTheTorchModule) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto random_text = [&](size_t n, size_t dim) {
+    std::vector<float> v(n * dim);
+    for (auto& x : v) x = normal(rng);
+    return v;
+  };
+  struct Variant {
+    size_t hidden, mlp, embedding;
+    bool conv;
+    std::vector<std::string> inputs;
+  };
+  const std::vector<Variant> variants = {{32, 64, 0, true, {"map", "identity", "pooled", "lexicon"}},
+                                         {16, 24, 4, true, {"map", "identity", "pooled", "lexicon"}},
+                                         {12, 10, 0, false, {"map", "pooled"}},
+                                         {8, 8, 3, true, {"map", "lexicon"}}};
+  const size_t dim = 16;
+  const Lexicon lexicon(Words{{"closed", "open"}});
+  for (const auto& variant : variants) {
+    SCOPED_TRACE("hidden " + std::to_string(variant.hidden));
+    AlignmentConfig c;
+    c.hidden = variant.hidden, c.mlp = variant.mlp, c.token_embedding = variant.embedding, c.conv = variant.conv;
+    c.buckets = 97, c.inputs = variant.inputs;
+    auto v = AlignmentVerifier::untrained(c, small_idf(), 7, lexicon);
+    // Maps of several shapes, some with token identities and a pooled cosine.
+    std::vector<SimilarityMap> maps;
+    std::vector<std::vector<uint32_t>> ids;
+    std::vector<PairContext> contexts;
+    const std::vector<std::pair<size_t, size_t>> shapes = {{1, 1}, {3, 5}, {16, 128}, {9, 2}, {5, 5}, {1, 40}};
+    for (const auto& [n, m] : shapes) {
+      auto a = random_text(n, dim), b = random_text(m, dim);
+      maps.push_back(SimilarityMap::compute(a, b, dim));
+    }
+    ids.reserve(2 * shapes.size());
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      std::vector<int> ta, tb;
+      for (size_t i = 0; i < shapes[k].first; ++i) ta.push_back(int(rng() % 6));
+      for (size_t j = 0; j < shapes[k].second; ++j) tb.push_back(int(rng() % 6));
+      ids.push_back(ids_of(ta));
+      ids.push_back(ids_of(tb));
+      PairContext ctx;
+      if (k % 2 == 0) ctx = {ids[2 * k], ids[2 * k + 1], 0.3f + 0.1f * float(k)};
+      contexts.push_back(ctx);
+    }
+    const auto fast = v->logits(maps, contexts);
+    std::vector<AlignmentFeatures> features;
+    for (size_t k = 0; k < maps.size(); ++k)
+      features.push_back(alignment_features(maps[k], contexts[k], v->idf(), v->lexicon()));
+    std::vector<const AlignmentFeatures*> ptrs;
+    for (const auto& f : features) ptrs.push_back(&f);
+    auto& net = v->impl().net;
+    torch::NoGradGuard no_grad;
+    auto reference = net->forward(verify::detail::make_alignment_batch(ptrs, c)).contiguous();
+    for (size_t k = 0; k < maps.size(); ++k)
+      EXPECT_NEAR(fast[k], reference.data_ptr<float>()[k], 1e-4) << "map " << k;
+    // Weights changed in place (as an optimizer step does) are seen by the next call.
+    net->out->bias.add_(1.5f);
+    const auto shifted = v->logits(maps, contexts);
+    for (size_t k = 0; k < maps.size(); ++k) EXPECT_NEAR(shifted[k], fast[k] + 1.5f, 1e-4) << "map " << k;
+  }
+}
+
+// The target j* of a token is the first j maximizing M_ij + 0.5 [same token
+// at j]; quantized maps make ties between exact and inexact positions common.
+TEST(AlignmentFeatures, TargetIsTheFirstBestWithTheExactMatchBonus) {
+  std::mt19937 rng(17);
+  const float levels[] = {-0.5f, 0.0f, 0.5f, 1.0f};
+  const auto idf = small_idf();
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t n = 1 + rng() % 6, m = 1 + rng() % 20;
+    std::vector<float> cells(n * m);
+    for (auto& c : cells) c = levels[rng() % 4];
+    std::vector<int> ta, tb;
+    for (size_t i = 0; i < n; ++i) ta.push_back(int(rng() % 4));
+    for (size_t j = 0; j < m; ++j) tb.push_back(int(rng() % 4));
+    const auto ia = ids_of(ta), ib = ids_of(tb);
+    const SimilarityMap map(n, m, cells);
+    const auto f = alignment_features(map, PairContext{ia, ib, 0.5f}, idf, Lexicon());
+    for (size_t i = 0; i < n; ++i) {
+      float best = -1e30f, bonus_best = -1e30f;
+      size_t arg = 0;
+      for (size_t j = 0; j < m; ++j) {
+        best = std::max(best, cells[i * m + j]);
+        const float v = cells[i * m + j] + (ia[i] == ib[j] ? 0.5f : 0.0f);
+        if (v > bonus_best) bonus_best = v, arg = j;
+      }
+      const float* row = f.forward.tokens.data() + i * kTokenFeatures;
+      ASSERT_FLOAT_EQ(row[0], std::max(-1.0f, best)) << "trial " << trial << " token " << i;
+      ASSERT_FLOAT_EQ(row[5], m > 1 ? float(arg) / float(m - 1) : 0.5f) << "trial " << trial << " token " << i;
+    }
+    // The backward direction reads the columns the same way.
+    std::vector<float> transposed(m * n);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < m; ++j) transposed[j * n + i] = cells[i * m + j];
+    for (size_t j = 0; j < m; ++j) {
+      float best = -1e30f, bonus_best = -1e30f;
+      size_t arg = 0;
+      double z = 0, soft = 0;
+      for (size_t i = 0; i < n; ++i) best = std::max(best, cells[i * m + j]);
+      for (size_t i = 0; i < n; ++i) {
+        const float v = cells[i * m + j] + (ia[i] == ib[j] ? 0.5f : 0.0f);
+        if (v > bonus_best) bonus_best = v, arg = i;
+        const double w = std::exp((double(cells[i * m + j]) - best) / 0.1);
+        z += w, soft += w * cells[i * m + j];
+      }
+      const float* col = f.backward.tokens.data() + j * kTokenFeatures;
+      ASSERT_FLOAT_EQ(col[0], std::max(-1.0f, best)) << "trial " << trial << " column " << j;
+      ASSERT_NEAR(col[1], soft / z, 1e-5) << "trial " << trial << " column " << j;
+      ASSERT_FLOAT_EQ(col[5], n > 1 ? float(arg) / float(n - 1) : 0.5f) << "trial " << trial << " column " << j;
+    }
+    const SoftAlignVerifier f2;
+    const double want_f2 = (f2.score(map) + f2.score(SimilarityMap(m, n, transposed))) / 2;
+    ASSERT_NEAR(f.pair[14], want_f2, 1e-5) << "trial " << trial;
+  }
+}
+
+TEST(TokenTable, AgreesWithTheTablesItMerges) {
+  const auto idf = small_idf();
+  const Lexicon lex(Words{{"closed", "open"}, {"decrease", "increase"}});
+  const TokenTable table(idf, lex);
+  std::vector<uint32_t> tokens = ids_of({0, 1, 2, 3});
+  for (const char* piece : {"\u2581open", "Open", "closed", "\u2581increased", "\u2581shut", "7", "\u25812024", "##12",
+                            "12345", "never seen"})
+    tokens.push_back(token_identity(piece));
+  for (uint32_t t : tokens) {
+    const auto info = table.info(t);
+    EXPECT_FLOAT_EQ(info.idf, idf.normalized_idf(t)) << t;
+    EXPECT_EQ(info.word, lex.word_of(t)) << t;
+    EXPECT_EQ(info.digits, Lexicon::is_digits(t)) << t;
+  }
+  EXPECT_TRUE(table.info(token_identity("\u25812024")).digits);
+  EXPECT_FALSE(table.info(token_identity("12345")).digits);
+  EXPECT_NE(table.info(token_identity("Open")).word, Lexicon::kNoWord);
+  EXPECT_EQ(table.info(token_identity("\u2581shut")).word, Lexicon::kNoWord);
+  // An empty table answers like empty tables.
+  const TokenTable none;
+  EXPECT_EQ(none.info(token_identity("\u2581open")).word, Lexicon::kNoWord);
 }

@@ -3,8 +3,11 @@
 // shared by inference (alignment_verifier.cpp) and training (src/train).
 #include <torch/torch.h>
 
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "verify/alignment_verifier.hpp"
 
@@ -33,6 +36,25 @@ struct AlignNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(AlignNet);
 
+// The same network for inference without torch: the module's weights
+// transposed for verify/kernels.hpp, the input-group masks folded into them.
+// A snapshot: `source` identifies the weights it was copied from.
+struct FastAlignNet {
+  explicit FastAlignNet(AlignNetImpl& net);
+  float logit(const AlignmentFeatures& features) const;
+  size_t features = 0, embedding_dim = 0, hidden = 0, mlp = 0, buckets = 1;
+  bool conv = false, idf_weighted = false;
+  std::vector<float> w_in, b_in, w_conv, b_conv, embedding, w_hidden, b_hidden, w_out, w_pair;
+  float b_out = 0, b_pair = 0;
+  uint64_t source = 0;
+
+ private:
+  void read_direction(const DirectionFeatures& d, float* out) const;  // out: [3 · hidden]
+};
+// Identifies a module's current weights: their storage and in-place version
+// counters (an optimizer step or a load bumps them).
+uint64_t weights_identity(AlignNetImpl& net);
+
 }  // namespace verity::verify::detail
 
 namespace verity::verify {
@@ -41,10 +63,15 @@ struct AlignmentVerifier::Impl {
   AlignmentConfig config;
   IdfTable idf;
   Lexicon lexicon;
+  TokenTable tokens;  // of idf and lexicon
   detail::AlignNet net{nullptr};
   bool trained = false;
   std::string provenance, encoder, path;
   std::optional<Calibration> calibration;
+  // The inference copy of `net`, rebuilt when net's weights change.
+  mutable std::mutex fast_mutex;
+  mutable std::shared_ptr<const detail::FastAlignNet> fast;
+  std::shared_ptr<const detail::FastAlignNet> inference_net() const;
 };
 
 }  // namespace verity::verify
