@@ -8,7 +8,9 @@
 //
 // Every row of a batch is exactly T tokens, so the FLOPs are known:
 //  - "forward": the network on random token ids (what ONNX Runtime is
-//    compared against in tools/reference/bench_onnx.mjs);
+//    compared against in tools/reference/bench_onnx.mjs); for USE-lite also
+//    "forward-packed", with the Linear layers packed as the encoder runs them
+//    (shapes 1xT measure the latency of encoding one short text);
 //  - "encode": Encoder::encode() on texts long enough to be truncated to
 //    max_length = T (adds tokenization, pooling, copying token vectors out);
 //    every text is checked to come back with exactly T positions.
@@ -304,8 +306,9 @@ json run_use_lite(const Args& a, const std::vector<std::pair<int64_t, int64_t>>&
   // documented USE-lite shape (speed does not depend on the weights).
   encode::detail::UseLiteShape shape;
   torch::manual_seed(3);
-  encode::detail::UseLiteNet net(shape);
+  encode::detail::UseLiteNet net(shape), packed_net(shape);
   net->eval();
+  packed_net->eval();
   json ms = json::array();
   for (auto [B, T] : shapes) {
     VERITY_CHECK(T <= int64_t(encode::kUseLiteMaxLength), ConfigError, "--shapes: ", T,
@@ -317,6 +320,10 @@ json run_use_lite(const Args& a, const std::vector<std::pair<int64_t, int64_t>>&
       auto mask = torch::ones({B, T}, torch::kBool);
       ms.push_back(measurement("use-lite", "forward", B, T, flops,
                                bench::time_runs(a.warmup, a.repeat, [&] { net->forward(ids, mask); })));
+      // The same network with its Linear layers packed, as the encoder runs it.
+      packed_net->pack_for_inference();
+      ms.push_back(measurement("use-lite", "forward-packed", B, T, flops,
+                               bench::time_runs(a.warmup, a.repeat, [&] { packed_net->forward(ids, mask); })));
     }
     auto texts = long_texts(B, T, 2);
     encode::EncodeOptions opts;

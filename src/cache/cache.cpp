@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <list>
 #include <map>
 #include <mutex>
@@ -578,11 +579,20 @@ std::vector<PutResult> Cache::put_batch(std::span<const PutRequest> requests, si
   for (const auto& r : requests) m.check_put(r);
   std::vector<PutResult> out;
   out.reserve(requests.size());
-  for (size_t b = 0; b < requests.size(); b += commit_every) {
-    auto group = requests.subspan(b, std::min(commit_every, requests.size() - b));
+  auto group_at = [&](size_t b) { return requests.subspan(b, std::min(commit_every, requests.size() - b)); };
+  // Encoding runs outside the write lock (lookups and encoding overlap), and
+  // group g+1 is encoded while group g is written and committed.
+  auto encode_group = [&m](std::span<const PutRequest> group) {
     std::vector<std::string> prompts;
     for (const auto& r : group) prompts.push_back(r.prompt);
-    auto encoded = m.encode_many(prompts);  // outside the write lock: lookups and encoding overlap
+    return std::async(std::launch::async, [&m, prompts = std::move(prompts)] { return m.encode_many(prompts); });
+  };
+  std::future<std::vector<Encoded>> next;
+  if (!requests.empty()) next = encode_group(group_at(0));
+  for (size_t b = 0; b < requests.size(); b += commit_every) {
+    auto group = group_at(b);
+    auto encoded = next.get();
+    if (b + commit_every < requests.size()) next = encode_group(group_at(b + commit_every));
     std::lock_guard lock(m.write_lock);
     auto results = m.put_group(group, encoded);
     out.insert(out.end(), results.begin(), results.end());

@@ -2,6 +2,8 @@
 // translation unit of USE-lite; conversion lives in use_lite_convert.cpp.
 #include "encode/use_lite.hpp"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -29,6 +31,36 @@ torch::Tensor TimingSignalImpl::forward(int64_t length) {
   return torch::cat({torch::sin(scaled), torch::cos(scaled)}, 1);
 }
 
+torch::Tensor apply_linear(torch::nn::Linear& linear, const std::optional<PackedLinear>& packed,
+                           const torch::Tensor& x, bool relu) {
+  if (!packed || torch::GradMode::is_enabled() || x.scalar_type() != torch::kFloat32)
+    return relu ? torch::relu(linear(x)) : linear(x);
+  auto input = x.contiguous();
+  const size_t rows = size_t(input.numel()) / packed->in();
+  auto sizes = input.sizes().vec();
+  sizes.back() = int64_t(packed->out());
+  auto y = torch::empty(sizes, input.options());
+  // A panel of a few rows is microseconds of work: split only into shares
+  // worth waking a thread for (~256k multiply-adds each).
+  const size_t panel_work = std::max<size_t>(1, rows * packed->in() * PackedLinear::kPanel);
+  const int64_t grain = std::max<int64_t>(1, int64_t((size_t(1) << 18) / panel_work));
+  const float* in = input.data_ptr<float>();
+  float* outp = y.data_ptr<float>();
+  at::parallel_for(0, int64_t(packed->panels()), grain, [&](int64_t b, int64_t e) {
+    packed->apply(in, rows, outp, size_t(b), size_t(e), relu);
+  });
+  return y;
+}
+
+namespace {
+PackedLinear pack(torch::nn::Linear& linear) {
+  auto w = linear->weight.detach().contiguous();
+  auto b = linear->bias.detach().contiguous();
+  return PackedLinear({w.data_ptr<float>(), size_t(w.numel())}, {b.data_ptr<float>(), size_t(b.numel())},
+                      size_t(w.size(0)), size_t(w.size(1)));
+}
+}  // namespace
+
 UseLiteLayerImpl::UseLiteLayerImpl(int64_t in_dim_, const UseLiteShape& shape)
     : in_dim(in_dim_), heads(shape.heads) {
   VERITY_CHECK(in_dim % heads == 0, ConfigError, "use-lite: width ", in_dim,
@@ -49,13 +81,21 @@ UseLiteLayerImpl::UseLiteLayerImpl(int64_t in_dim_, const UseLiteShape& shape)
   fc2 = ffn->register_module("fc2", torch::nn::Linear(shape.ffn, shape.hidden));
 }
 
+void UseLiteLayerImpl::pack_for_inference() {
+  if (residual_proj) packed_residual_proj = pack(residual_proj);
+  packed_qkv = pack(qkv);
+  packed_out = pack(out);
+  packed_fc1 = pack(fc1);
+  packed_fc2 = pack(fc2);
+}
+
 torch::Tensor UseLiteLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& attention_bias,
                                         const torch::Tensor& mask) {
   const int64_t B = x.size(0), T = x.size(1), head_dim = in_dim / heads;
   // The graph projects the residual only at real positions (zeros at padding).
-  torch::Tensor residual = residual_proj ? residual_proj(x) * mask : x;
+  torch::Tensor residual = residual_proj ? apply_linear(residual_proj, packed_residual_proj, x) * mask : x;
 
-  auto parts = qkv(attn_norm(x)).split(in_dim, -1);
+  auto parts = apply_linear(qkv, packed_qkv, attn_norm(x)).split(in_dim, -1);
   auto split_heads = [&](const torch::Tensor& t) {
     return t.reshape({B, T, heads, head_dim}).transpose(1, 2);
   };
@@ -64,9 +104,10 @@ torch::Tensor UseLiteLayerImpl::forward(const torch::Tensor& x, const torch::Ten
   auto v = split_heads(parts[2]);
   auto weights = torch::softmax(torch::matmul(q, k.transpose(-1, -2)) + attention_bias, -1);
   auto context = torch::matmul(weights, v).transpose(1, 2).reshape({B, T, in_dim});
-  auto h = out(context) + residual;
+  auto h = apply_linear(out, packed_out, context) + residual;
 
-  auto f = fc2(torch::relu(fc1(ffn_norm(h)))) * mask;  // FFN runs at real positions only
+  auto hidden = apply_linear(fc1, packed_fc1, ffn_norm(h), /*relu=*/true);
+  auto f = apply_linear(fc2, packed_fc2, hidden) * mask;  // FFN runs at real positions only
   return f + h;
 }
 
@@ -81,6 +122,11 @@ UseLiteNetImpl::UseLiteNetImpl(const UseLiteShape& shape_) : shape(shape_) {
   head = register_module("head", torch::nn::Linear(shape.hidden, shape.hidden));
 }
 
+void UseLiteNetImpl::pack_for_inference() {
+  for (const auto& layer : *layers) layer->as<UseLiteLayer>()->pack_for_inference();
+  packed_head = pack(head);
+}
+
 UseLiteOutput UseLiteNetImpl::forward(const torch::Tensor& ids, const torch::Tensor& mask) {
   const int64_t T = ids.size(1);
   auto maskf = mask.to(torch::kFloat32).unsqueeze(-1);                    // [B,T,1]
@@ -92,7 +138,7 @@ UseLiteOutput UseLiteNetImpl::forward(const torch::Tensor& ids, const torch::Ten
   for (const auto& layer : *layers) x = layer->as<UseLiteLayer>()->forward(x, attention_bias, maskf);
 
   auto lengths = maskf.sum(1).clamp_min(1);  // [B,1]; an empty row pools to zeros
-  auto pooled = torch::tanh(head((x * maskf).sum(1) / lengths));
+  auto pooled = torch::tanh(apply_linear(head, packed_head, (x * maskf).sum(1) / lengths));
   return {x * maskf, pooled};
 }
 
@@ -173,6 +219,7 @@ UseLiteEncoder::UseLiteEncoder(const std::string& model_dir) {
   impl_->net = detail::UseLiteNet(shape);
   load_weights(impl_->net, (fs::path(model_dir) / kModelWeightsFile).string());
   impl_->net->eval();
+  impl_->net->pack_for_inference();
 }
 
 UseLiteEncoder::~UseLiteEncoder() = default;

@@ -24,6 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr float kExactScore = std::numeric_limits<float>::infinity();
 constexpr size_t kLookupChunk = 256;  // pairs protocol: pairs per put commit and clear
+constexpr size_t kPutGroupsPerCall = 32;  // stream protocol: commit groups per put_batch call
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -291,8 +292,10 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
     auto t = Clock::now();
     const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     std::vector<int64_t> ids;
-    for (size_t b = 0; b < requests.size(); b += o.put_batch) {
-      auto group = std::span<const cache::PutRequest>(requests).subspan(b, std::min(o.put_batch, requests.size() - b));
+    // Many commit groups per call, so put_batch overlaps encoding with commits.
+    const size_t call = o.put_batch * kPutGroupsPerCall;
+    for (size_t b = 0; b < requests.size(); b += call) {
+      auto group = std::span<const cache::PutRequest>(requests).subspan(b, std::min(call, requests.size() - b));
       for (const auto& r : cache.put_batch(group, o.put_batch)) ids.push_back(r.id);
       check_interrupt();
     }

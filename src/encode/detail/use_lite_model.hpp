@@ -18,7 +18,16 @@
 // with d_in = 256 for layer 0 and 512 for layer 1.
 #include <torch/torch.h>
 
+#include <optional>
+
+#include "encode/packed_linear.hpp"
+
 namespace verity::encode::detail {
+
+// y = linear(x), by the packed copy when there is one and no gradient is
+// needed, else by torch's Linear. x [..., in] -> [..., out]; ReLU when relu.
+torch::Tensor apply_linear(torch::nn::Linear& linear, const std::optional<PackedLinear>& packed,
+                           const torch::Tensor& x, bool relu = false);
 
 struct UseLiteShape {
   int64_t vocab_rows = 8002;  // 8000 pieces + 2 rows the tokenizer never emits
@@ -38,10 +47,15 @@ struct UseLiteLayerImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& attention_bias,
                         const torch::Tensor& mask);
 
+  // Copies the Linear weights into packed form for inference (the encoder
+  // calls it once after loading); later changes to the weights are not seen.
+  void pack_for_inference();
+
   int64_t in_dim, heads;
   torch::nn::Linear residual_proj{nullptr};
   torch::nn::LayerNorm attn_norm{nullptr}, ffn_norm{nullptr};
   torch::nn::Linear qkv{nullptr}, out{nullptr}, fc1{nullptr}, fc2{nullptr};
+  std::optional<PackedLinear> packed_residual_proj, packed_qkv, packed_out, packed_fc1, packed_fc2;
 };
 TORCH_MODULE(UseLiteLayer);
 
@@ -63,12 +77,14 @@ struct UseLiteNetImpl : torch::nn::Module {
   // ids [B,T] int64 (any value at padding), mask [B,T] bool, padding after the
   // real tokens of each row.
   UseLiteOutput forward(const torch::Tensor& ids, const torch::Tensor& mask);
+  void pack_for_inference();  // every layer's and the head's, see UseLiteLayerImpl
 
   UseLiteShape shape;
   torch::nn::Embedding embeddings{nullptr};
   TimingSignal timing{nullptr};
   torch::nn::ModuleList layers{nullptr};
   torch::nn::Linear head{nullptr};
+  std::optional<PackedLinear> packed_head;
 };
 TORCH_MODULE(UseLiteNet);
 

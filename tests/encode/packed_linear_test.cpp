@@ -1,0 +1,97 @@
+#include "encode/packed_linear.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/error.hpp"
+#include "encode/detail/use_lite_model.hpp"
+
+namespace verity::encode {
+namespace {
+
+std::vector<float> random_values(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+// y = x · Wᵀ + b in double, the oracle.
+std::vector<double> reference(const std::vector<float>& x, size_t rows, const std::vector<float>& w,
+                              const std::vector<float>& b, size_t out, size_t in, bool relu) {
+  std::vector<double> y(rows * out);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t n = 0; n < out; ++n) {
+      double s = b[n];
+      for (size_t k = 0; k < in; ++k) s += double(x[r * in + k]) * double(w[n * in + k]);
+      y[r * out + n] = relu ? std::max(s, 0.0) : s;
+    }
+  return y;
+}
+
+// Row counts cover every register-block remainder and more than one row
+// chunk; 37 outputs leave a partial last panel.
+TEST(PackedLinear, MatchesReferenceForEveryRowCountAndPartialPanel) {
+  for (size_t out : {16, 37, 64}) {
+    const size_t in = 29;
+    auto w = random_values(out * in, 1 + out), b = random_values(out, 2 + out);
+    PackedLinear packed(w, b, out, in);
+    EXPECT_EQ(packed.panels(), (out + 15) / 16);
+    for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 13, 50, 101})
+      for (bool relu : {false, true}) {
+        auto x = random_values(rows * in, 3 + rows);
+        std::vector<float> y(rows * out, -7.0f);
+        packed.apply(x.data(), rows, y.data(), 0, packed.panels(), relu);
+        auto want = reference(x, rows, w, b, out, in, relu);
+        for (size_t i = 0; i < y.size(); ++i)
+          ASSERT_NEAR(y[i], want[i], 1e-5) << "out " << out << " rows " << rows << " relu " << relu << " at " << i;
+      }
+  }
+}
+
+TEST(PackedLinear, PanelRangesWriteOnlyTheirColumns) {
+  const size_t out = 48, in = 8, rows = 3;
+  auto w = random_values(out * in, 5), b = random_values(out, 6), x = random_values(rows * in, 7);
+  PackedLinear packed(w, b, out, in);
+  std::vector<float> y(rows * out, -7.0f);
+  packed.apply(x.data(), rows, y.data(), 1, 2);
+  auto want = reference(x, rows, w, b, out, in, false);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t n = 0; n < out; ++n) {
+      if (n >= 16 && n < 32) EXPECT_NEAR(y[r * out + n], want[r * out + n], 1e-5);
+      else EXPECT_EQ(y[r * out + n], -7.0f) << "column " << n << " is outside panel 1";
+    }
+}
+
+TEST(PackedLinear, RejectsMismatchedShapes) {
+  std::vector<float> w(12), b(3);
+  EXPECT_THROW(PackedLinear(w, b, 3, 5), ConfigError);
+  EXPECT_THROW(PackedLinear(w, std::vector<float>(4), 3, 4), ConfigError);
+  EXPECT_NO_THROW(PackedLinear(w, b, 3, 4));
+}
+
+// The encoder's packed network against torch's Linear layers: the same
+// outputs up to float rounding, with and without padding.
+TEST(PackedLinear, UseLiteNetworkMatchesTorchLinear) {
+  torch::manual_seed(4);
+  detail::UseLiteNet net{detail::UseLiteShape{}};
+  net->eval();
+  torch::InferenceMode inference;
+  auto ids = torch::randint(1, 8000, {3, 11}, torch::kLong);
+  auto mask = torch::ones({3, 11}, torch::kBool);
+  mask.index_put_({1, torch::indexing::Slice(6, torch::indexing::None)}, false);
+  auto plain = net->forward(ids, mask);
+  net->pack_for_inference();
+  auto packed = net->forward(ids, mask);
+  const double scale = plain.tokens.abs().max().item<double>();
+  EXPECT_LT((plain.tokens - packed.tokens).abs().max().item<double>() / scale, 1e-5);
+  EXPECT_LT((plain.pooled - packed.pooled).abs().max().item<double>(), 1e-5);
+  EXPECT_EQ(packed.tokens.index({1, torch::indexing::Slice(6, torch::indexing::None)}).abs().max().item<float>(), 0.0f);
+}
+
+}  // namespace
+}  // namespace verity::encode
