@@ -23,7 +23,7 @@ TSAN_TESTS='^(ServeTest|RequestFraming|PipelineTest|PipelineParts|CacheTest|Stor
 
 status=0
 if [[ "$what" == asan || "$what" == all ]]; then
-  bash "$root/scripts/asan_build.sh"
+  bash "$root/scripts/asan_build.sh" verity_test_suite
   echo "sanitize: ASan+UBSan, full ctest suite" >&2
   (cd "${ASAN_BUILD_DIR:-$root/build-asan}" && ctest --output-on-failure --timeout "$timeout_s" -j "$jobs" "$@") ||
     status=1

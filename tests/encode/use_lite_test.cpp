@@ -110,7 +110,8 @@ TEST(UseLite, PooledMatchesJsReference) {
 
 TEST(UseLite, TokenIdsMatchJsReference) {
   REQUIRE_ENCODER(enc);
-  for (const auto& c : fixture()["cases"])
+  const auto fx = fixture();  // the loop's range must not be a part of a temporary
+  for (const auto& c : fx["cases"])
     EXPECT_EQ(enc->tokenize(c["text"].get<std::string>()), c["ids"].get<std::vector<int32_t>>())
         << c["text"];
 }
