@@ -159,11 +159,10 @@ int main(int argc, char** argv) {
         // F5's two parts: the per-token features (plain C++) and the network.
         if (const auto* f5 = dynamic_cast<const verify::AlignmentVerifier*>(v.get())) {
           const verify::PairContext none;
-          static const verify::TokenTable table(f5->idf(), f5->lexicon());  // what the verifier holds
           std::vector<verify::AlignmentFeatures> features;
           auto f0 = bench::Clock::now();
           for (const auto& m : maps)
-            if (!m.empty()) features.push_back(verify::alignment_features(m, none, table, f5->lexicon()));
+            if (!m.empty()) features.push_back(verify::alignment_features(m, none, f5->impl().tokens, f5->lexicon()));
           auto f1 = bench::Clock::now();
           t_f5_features[name].push_back(ms(f0, f1));
           const auto net = f5->impl().inference_net();

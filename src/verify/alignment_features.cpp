@@ -15,8 +15,6 @@ IdfTable::IdfTable(size_t documents, std::unordered_map<uint32_t, uint32_t> docu
   unseen_ = float(std::log((n + 1) / 2.0) + 1);
   max_idf_ = std::max(1.0f, unseen_);
   for (const auto& [token, df] : df_) max_idf_ = std::max(max_idf_, float(std::log((n + 1) / (df + 1.0)) + 1));
-  normalized_.reserve(df_.size());
-  for (const auto& [token, df] : df_) normalized_.emplace(token, idf(token) / max_idf_);
 }
 
 float IdfTable::idf(uint32_t token) const {
@@ -25,10 +23,7 @@ float IdfTable::idf(uint32_t token) const {
   return float(std::log((double(documents_) + 1) / (it->second + 1.0)) + 1);
 }
 
-float IdfTable::normalized_idf(uint32_t token) const {
-  auto it = normalized_.find(token);
-  return it == normalized_.end() ? normalized_unseen_idf() : it->second;
-}
+float IdfTable::normalized_idf(uint32_t token) const { return idf(token) / max_idf_; }
 
 IdfTable build_idf_table(std::span<const std::vector<uint32_t>> texts) {
   std::unordered_map<uint32_t, uint32_t> df;
@@ -88,11 +83,7 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms) : wo
   }
 }
 
-bool Lexicon::antonyms(uint32_t a, uint32_t b) const {
-  const auto x = form_key_.find(a), y = form_key_.find(b);
-  return x != form_key_.end() && y != form_key_.end() && x->second != y->second &&
-         pairs_.count(pair_key(x->second, y->second)) != 0;
-}
+bool Lexicon::antonyms(uint32_t a, uint32_t b) const { return antonym_words(word_of(a), word_of(b)); }
 
 uint32_t Lexicon::word_of(uint32_t token) const {
   const auto it = form_key_.find(token);
@@ -163,23 +154,13 @@ struct DirectionSummary {
   size_t unmatched_digits = 0, antonyms = 0;
 };
 
-// What the tables say about each token of one text, looked up once per map.
-struct TokenInfo {
-  std::vector<float> idf;       // normalized idf (1 when identities are unknown)
-  std::vector<uint32_t> word;   // lexicon word (Lexicon::kNoWord: none)
-  std::vector<uint8_t> digits;  // a digit piece
-};
+// What the tables say about each token of one text, looked up once per map
+// (TokenTable's defaults, idf 1 and no word, when identities are unknown).
+using TokenInfo = std::vector<TokenTable::Info>;
 
 TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table) {
-  TokenInfo info;
-  info.idf.assign(length, 1.0f);
-  info.word.assign(length, Lexicon::kNoWord);
-  info.digits.assign(length, 0);
-  if (!known) return info;
-  for (size_t i = 0; i < length; ++i) {
-    const auto t = table.info(ids[i]);
-    info.idf[i] = t.idf, info.word[i] = t.word, info.digits[i] = t.digits;
-  }
+  TokenInfo info(length);
+  for (size_t i = 0; i < length && known; ++i) info[i] = table.info(ids[i]);
   return info;
 }
 
@@ -261,10 +242,9 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   out.ids.assign(n, 0);
   std::vector<uint32_t> y_sorted(y_ids.begin(), y_ids.end());
   std::sort(y_sorted.begin(), y_sorted.end());
-  const std::vector<float>& y_idf = y_info.idf;
   std::vector<size_t> y_words;  // positions of Y's tokens that have antonyms
   for (size_t j = 0; j < m && known; ++j)
-    if (y_info.word[j] != Lexicon::kNoWord) y_words.push_back(j);
+    if (y_info[j].word != Lexicon::kNoWord) y_words.push_back(j);
   std::vector<long> target(n, 0);
   std::vector<uint8_t> exact_at_target(n, 0);
   DirectionSummary s;
@@ -276,7 +256,7 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     const bool exact = known && std::binary_search(y_sorted.begin(), y_sorted.end(), id);
     const float best = alignment.best[i];
     const size_t arg = alignment.target[i];
-    const float w_idf = x_info.idf[i];
+    const float w_idf = x_info[i].idf;
     target[i] = long(arg);
     exact_at_target[i] = known && y_ids[arg] == id;
     f[0] = best;
@@ -288,11 +268,11 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     f[6] = f[5] - f[4];
     f[10] = best * (1.0f - f[2]);
     f[11] = 1.0f - best;
-    f[12] = y_idf[arg];
-    if (known && !exact && x_info.digits[i]) f[13] = 1.0f, ++s.unmatched_digits;
-    if (known && x_info.word[i] != Lexicon::kNoWord)
+    f[12] = y_info[arg].idf;
+    if (known && !exact && x_info[i].digits) f[13] = 1.0f, ++s.unmatched_digits;
+    if (known && x_info[i].word != Lexicon::kNoWord)
       for (size_t j : y_words)
-        if (lexicon.antonym_words(x_info.word[i], y_info.word[j])) {
+        if (lexicon.antonym_words(x_info[i].word, y_info[j].word)) {
           f[14] = 1.0f, ++s.antonyms;
           break;
         }

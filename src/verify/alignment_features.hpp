@@ -62,7 +62,8 @@ class IdfTable {
   IdfTable() = default;
   IdfTable(size_t documents, std::unordered_map<uint32_t, uint32_t> document_frequency);
   float idf(uint32_t token) const;
-  // idf(token) / max_idf(): F5's weight of a token, in (0, 1].
+  // idf(token) / max_idf(): F5's weight of a token, in (0, 1]. Per-token
+  // lookups in a hot loop go through TokenTable instead.
   float normalized_idf(uint32_t token) const;
   float normalized_unseen_idf() const { return unseen_ / max_idf_; }
   float max_idf() const { return max_idf_; }
@@ -72,7 +73,6 @@ class IdfTable {
  private:
   size_t documents_ = 0;
   std::unordered_map<uint32_t, uint32_t> df_;
-  std::unordered_map<uint32_t, float> normalized_;  // per token, computed once: lookups stay cheap
   float unseen_ = 1.0f, max_idf_ = 1.0f;
 };
 
@@ -89,7 +89,7 @@ class Lexicon {
   // Lower-case word pairs (a, b), each pair read both ways.
   explicit Lexicon(std::vector<std::pair<std::string, std::string>> antonyms);
   bool antonyms(uint32_t a, uint32_t b) const;
-  bool has_antonyms(uint32_t token) const { return form_key_.count(token) != 0; }
+  bool has_antonyms(uint32_t token) const { return word_of(token) != kNoWord; }
   // The inflected word a piece belongs to (kNoWord when it has no antonyms),
   // and antonymy between two such words: one lookup per token, then per pair.
   static constexpr uint32_t kNoWord = 0xffffffffu;
