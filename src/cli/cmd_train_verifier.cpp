@@ -162,7 +162,8 @@ void run_train_f5(TrainVerifierArgs& a) {
       {"options",
        {{"epochs", o.epochs}, {"steps_per_epoch", o.steps_per_epoch}, {"pairs_per_source", o.pairs_per_source},
         {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
-        {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"seed", o.seed},
+        {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", o.pooled_term},
+        {"seed", o.seed},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};
   train::AlignmentTrainReport report;
@@ -172,6 +173,7 @@ void run_train_f5(TrainVerifierArgs& a) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& e : report.epochs)
     epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"dev_macro_auc", e.dev_macro_auc},
+                      {"dev_network_macro_auc", e.dev_network_macro_auc},
                       {"dev_auc", e.dev_auc}, {"seconds", e.seconds}});
   nlohmann::json dev = nlohmann::json::object();
   for (const auto& [name, m] : report.dev)
@@ -189,7 +191,11 @@ void run_train_f5(TrainVerifierArgs& a) {
                   {"calibration",
                    {{"scale", report.calibration.scale},
                     {"bias", report.calibration.bias},
-                    {"threshold", report.calibration.threshold}}},
+                    {"threshold", report.calibration.threshold},
+                    {"pooled_weight", report.calibration.pooled_weight},
+                    {"pooled_center", report.calibration.pooled_center},
+                    {"pooled_share", report.pooled_share},
+                    {"dev_macro_auc", report.calibrated_dev_macro_auc}}},
                   {"dev", dev},
                   {"dev_nearmiss_pairwise_acc", report.dev_nearmiss_by_type},
                   {"encode_seconds", report.encode_seconds},
@@ -507,6 +513,9 @@ void setup_train_verifier(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--triple-weight", f5o.triple_weight, "F5 weight of the triple losses")->capture_default_str();
   cmd->add_option("--pooled-dropout", f5o.pooled_dropout, "F5 share of training pairs without the pooled cosine")
+      ->capture_default_str();
+  cmd->add_option("--pooled-term", f5o.pooled_term,
+                  "F5 calibration: fit a pooled-cosine term beside the network's logit on dev (true/false)")
       ->capture_default_str();
   add_common_flags(cmd, a->common);
   cmd->callback([a] { run_train_verifier(*a); });

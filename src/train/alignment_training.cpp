@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <unordered_map>
 
@@ -193,6 +194,78 @@ verify::Calibration fit_platt(const std::vector<float>& z, const std::vector<int
 
 }  // namespace
 
+CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, bool pooled_term) {
+  VERITY_CHECK(!groups.empty(), ConfigError, "f5 calibration: no dev groups");
+  double w_sum = 0, z_mean = 0, z_sq = 0, c_mean = 0, c_sq = 0, c_w = 0;
+  for (const auto& g : groups) {
+    VERITY_CHECK(!g.logits.empty() && g.logits.size() == g.cosines.size() && g.logits.size() == g.labels.size(),
+                 ConfigError, "f5 calibration: group ", g.name, " has ", g.logits.size(), " logits, ", g.cosines.size(),
+                 " cosines and ", g.labels.size(), " labels");
+    const double w = 1.0 / double(g.logits.size());
+    for (size_t i = 0; i < g.logits.size(); ++i) {
+      const double z = g.logits[i];
+      w_sum += w, z_mean += w * z, z_sq += w * z * z;
+      if (const double c = g.cosines[i]; std::isfinite(c)) c_w += w, c_mean += w * c, c_sq += w * c * c;
+    }
+  }
+  z_mean /= w_sum;
+  const double z_sd = std::sqrt(std::max(z_sq / w_sum - z_mean * z_mean, 1e-12));
+  if (c_w > 0) c_mean /= c_w;
+  const double c_sd = c_w > 0 ? std::sqrt(std::max(c_sq / c_w - c_mean * c_mean, 1e-12)) : 1.0;
+  if (c_w == 0) pooled_term = false;
+  // The standardized sum for a pooled share, with the verifier's hinge (only
+  // a cosine below the mean counts); an unknown cosine adds nothing.
+  auto fused = [&](const CalibrationGroup& g, size_t i, double share) {
+    const double c = g.cosines[i];
+    return (1 - share) * g.logits[i] / z_sd + (std::isfinite(c) ? share * std::min(c - c_mean, 0.0) / c_sd : 0.0);
+  };
+  auto macro_auc = [&](double share) {
+    double macro = 0;
+    for (const auto& g : groups) {
+      std::vector<float> pos, neg;
+      for (size_t i = 0; i < g.logits.size(); ++i) (g.labels[i] ? pos : neg).push_back(float(fused(g, i, share)));
+      macro += eval::roc_auc(pos, neg) / double(groups.size());
+    }
+    return macro;
+  };
+  CalibrationFit fit;
+  fit.network_macro_auc = fit.macro_auc = macro_auc(0);
+  if (pooled_term)
+    for (int step = 1; step <= 9; ++step)
+      if (const double m = macro_auc(step / 10.0); m > fit.macro_auc + 1e-12) fit.macro_auc = m, fit.pooled_share = step / 10.0;
+  const double share = fit.pooled_share;
+  std::vector<float> u;
+  std::vector<int> y;
+  std::vector<double> w;
+  for (const auto& g : groups)
+    for (size_t i = 0; i < g.logits.size(); ++i) {
+      u.push_back(float(fused(g, i, share)));
+      y.push_back(g.labels[i]);
+      w.push_back(1.0 / double(g.logits.size()));
+    }
+  const auto platt = fit_platt(u, y, w);
+  // sigmoid(a·u + b) in the verifier's terms.
+  auto& c = fit.calibration;
+  c.scale = float(platt.scale * (1 - share) / z_sd);
+  c.pooled_weight = float(platt.scale * share / c_sd);
+  c.pooled_center = float(c_mean);
+  c.bias = platt.bias;
+  // The verdict threshold: the best mean accuracy over the groups.
+  fit.mean_accuracy = -1;
+  for (int step = 2; step <= 98; ++step) {
+    const double t = step / 100.0;
+    double mean = 0;
+    for (const auto& g : groups) {
+      size_t right = 0;
+      for (size_t i = 0; i < g.logits.size(); ++i)
+        right += (c.probability(g.logits[i], g.cosines[i]) >= t) == (g.labels[i] == 1);
+      mean += double(right) / double(g.logits.size()) / double(groups.size());
+    }
+    if (mean > fit.mean_accuracy + 1e-12) fit.mean_accuracy = mean, c.threshold = float(t);
+  }
+  return fit;
+}
+
 std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     const verify::AlignmentConfig& config, const encode::Encoder& encoder, const std::vector<PairSourceData>& sources,
     const std::vector<data::Triple>& train_triples, const std::vector<data::Triple>& dev_triples,
@@ -266,6 +339,8 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     progress.add(done);
     progress.finish();
   }
+  std::vector<double> cosine_of(set.samples.size());
+  for (size_t k = 0; k < set.samples.size(); ++k) cosine_of[k] = set.samples[k].cosine;
   set.samples.clear();
 
   auto model = verify::AlignmentVerifier::untrained(config, idf, o.seed, lexicon);
@@ -294,24 +369,38 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   std::map<std::string, std::vector<size_t>> by_type;
   for (size_t k = 0; k < train_trip.size(); ++k) by_type[train_trip[k].type].push_back(k);
 
+  // Dev groups for the epoch choice and the calibration: every source, and
+  // the near-miss triples as pairs, each weighing the same.
+  std::vector<Group> calib = dev_groups;
+  if (!dev_trip.empty()) {
+    Group g{"nearmiss", {}, {}};
+    for (const auto& t : dev_trip) g.items.push_back(t.pos), g.labels.push_back(1), g.items.push_back(t.neg), g.labels.push_back(0);
+    calib.push_back(std::move(g));
+  }
   struct DevScores {
-    std::map<std::string, double> auc;
-    double macro = 0;
+    std::map<std::string, double> auc;  // of the network's logit, per group
+    double macro = 0, network_macro = 0;  // macro of the calibrated score, of the logit alone
+    std::optional<CalibrationFit> fit;
+    std::vector<CalibrationGroup> groups;
   };
+  // The epoch is chosen by the dev macro AUC of the score the file will
+  // give: the calibrated one, with its pooled term.
   auto dev_pass = [&] {
     DevScores d;
-    for (const auto& g : dev_groups) {
-      auto z = logits_of(g.items);
+    for (const auto& g : calib) {
+      CalibrationGroup cg{g.name, logits_of(g.items), {}, g.labels};
+      for (size_t i : g.items) cg.cosines.push_back(cosine_of[i]);
       std::vector<float> pos, neg;
-      for (size_t i = 0; i < z.size(); ++i) (g.labels[i] ? pos : neg).push_back(z[i]);
+      for (size_t i = 0; i < cg.logits.size(); ++i) (g.labels[i] ? pos : neg).push_back(cg.logits[i]);
       d.auc[g.name] = eval::roc_auc(pos, neg);
+      d.groups.push_back(std::move(cg));
     }
-    if (!dev_trip.empty()) {
-      std::vector<size_t> p, n;
-      for (const auto& t : dev_trip) p.push_back(t.pos), n.push_back(t.neg);
-      d.auc["nearmiss"] = eval::roc_auc(logits_of(p), logits_of(n));
+    for (const auto& [k, v] : d.auc) d.network_macro += v / double(d.auc.size());
+    d.macro = d.network_macro;
+    if (!d.groups.empty()) {
+      d.fit = fit_calibration(d.groups, o.pooled_term);
+      d.macro = d.fit->macro_auc;
     }
-    for (const auto& [k, v] : d.auc) d.macro += v / double(d.auc.size());
     return d;
   };
 
@@ -371,9 +460,11 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     progress.finish();
     auto d = dev_pass();
     AlignmentEpoch e{epoch, loss_sum / double(o.steps_per_epoch), d.macro, seconds_since(t_epoch), d.auc};
+    e.dev_network_macro_auc = d.network_macro;
     std::string per;
     for (const auto& [k, v] : d.auc) per += cat(" ", k, "=", std::round(v * 1000) / 1000);
-    log("f5 epoch ", epoch, ": loss ", e.train_loss, ", dev macro AUC ", d.macro, " (", per, " )");
+    log("f5 epoch ", epoch, ": loss ", e.train_loss, ", dev macro AUC ", d.macro, " (network alone ", d.network_macro,
+        ":", per, " )");
     report.epochs.push_back(e);
     if (d.auc.empty() || d.macro > report.best_dev_macro_auc) {
       report.best_dev_macro_auc = d.macro, report.best_epoch = epoch, since_best = 0;
@@ -391,57 +482,35 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   net->eval();
   report.train_seconds = seconds_since(t_train);
 
-  // Calibration on dev: every source (and the near-miss triples as pairs)
-  // weighs the same.
-  std::vector<Group> calib = dev_groups;
-  if (!dev_trip.empty()) {
-    Group g{"nearmiss", {}, {}};
-    for (const auto& t : dev_trip) g.items.push_back(t.pos), g.labels.push_back(1), g.items.push_back(t.neg), g.labels.push_back(0);
-    calib.push_back(std::move(g));
-  }
-  if (!calib.empty()) {
-    std::vector<float> z;
-    std::vector<int> y;
-    std::vector<double> w;
-    std::vector<std::vector<float>> group_z;
-    for (const auto& g : calib) {
-      group_z.push_back(logits_of(g.items));
-      z.insert(z.end(), group_z.back().begin(), group_z.back().end());
-      y.insert(y.end(), g.labels.begin(), g.labels.end());
-      w.insert(w.end(), g.items.size(), 1.0 / double(g.items.size()));
-    }
-    auto c = fit_platt(z, y, w);
-    double best_mean = -1;
-    for (int step = 2; step <= 98; ++step) {
-      const double t = step / 100.0;
-      double mean = 0;
-      for (size_t gi = 0; gi < calib.size(); ++gi) {
-        size_t right = 0;
-        for (size_t i = 0; i < group_z[gi].size(); ++i)
-          right += (sigmoid(c.scale * group_z[gi][i] + c.bias) >= t) == (calib[gi].labels[i] == 1);
-        mean += double(right) / double(group_z[gi].size()) / double(calib.size());
-      }
-      if (mean > best_mean + 1e-12) best_mean = mean, c.threshold = float(t);
-    }
+  // Calibration on dev (fit_calibration), for the weights kept.
+  if (auto d = dev_pass(); d.fit) {
+    const auto& fit = *d.fit;
+    const auto& c = fit.calibration;
     model->set_calibration(c);
     report.calibration = c;
-    for (size_t gi = 0; gi < calib.size(); ++gi) {
+    report.pooled_share = fit.pooled_share;
+    report.calibrated_dev_macro_auc = fit.macro_auc;
+    for (const auto& g : d.groups) {
       std::vector<float> p;
-      for (float v : group_z[gi]) p.push_back(float(sigmoid(c.scale * v + c.bias)));
-      auto m = eval::binary_metrics(p, calib[gi].labels, c.threshold);
-      report.dev[calib[gi].name] = {m.auc, *m.accuracy, m.best_accuracy, m.count};
+      for (size_t i = 0; i < g.logits.size(); ++i) p.push_back(float(c.probability(g.logits[i], g.cosines[i])));
+      auto m = eval::binary_metrics(p, g.labels, c.threshold);
+      report.dev[g.name] = {m.auc, *m.accuracy, m.best_accuracy, m.count};
     }
-    log("f5: calibration scale ", c.scale, ", bias ", c.bias, ", threshold ", c.threshold, " (mean dev accuracy ",
-        best_mean, ")");
+    log("f5: calibration with pooled share ", fit.pooled_share, " (dev macro AUC ", fit.macro_auc,
+        ", network alone ", fit.network_macro_auc, "): scale ", c.scale, ", pooled weight ", c.pooled_weight,
+        ", bias ", c.bias, ", threshold ", c.threshold, " (mean dev accuracy ", fit.mean_accuracy, ")");
   }
   if (!dev_trip.empty()) {
+    // Pairwise accuracy of the final (calibrated) score.
     std::vector<size_t> p, n;
     for (const auto& t : dev_trip) p.push_back(t.pos), n.push_back(t.neg);
-    auto zp = logits_of(p), zn = logits_of(n);
+    const auto zp = logits_of(p), zn = logits_of(n);
+    const auto& c = report.calibration;
     std::map<std::string, std::pair<size_t, size_t>> acc;
     for (size_t k = 0; k < dev_trip.size(); ++k) {
       auto& a = acc[dev_trip[k].type];
-      a.first += zp[k] > zn[k], ++a.second;
+      a.first += c.probability(zp[k], cosine_of[p[k]]) > c.probability(zn[k], cosine_of[n[k]]);
+      ++a.second;
     }
     for (const auto& [type, a] : acc) report.dev_nearmiss_by_type[type] = double(a.first) / double(a.second);
   }

@@ -39,6 +39,10 @@ struct AlignmentTrainOptions {
   double lr = 2e-3, weight_decay = 1e-4;
   double pooled_dropout = 0.1;  // share of training pairs shown without the pooled cosine
   size_t patience = 4;          // epochs without a dev gain before stopping (0 = never)
+  // Fit a pooled-cosine term beside the network's logit on dev (verify::
+  // Calibration); off (the default's recipe), the calibration rescales the
+  // logit alone.
+  bool pooled_term = false;
   uint64_t seed = 1;
   size_t encode_batch = 64;
   std::string sample_cache;     // maps + token identities of every pair, reused across runs ("" = none)
@@ -54,15 +58,41 @@ struct SourceMetrics {
 
 struct AlignmentEpoch {
   size_t epoch = 0;
-  double train_loss = 0, dev_macro_auc = 0, seconds = 0;
-  std::map<std::string, double> dev_auc;  // per source ("nearmiss" for the triples)
+  double train_loss = 0, dev_macro_auc = 0, seconds = 0;  // dev_macro_auc: of the calibrated score
+  std::map<std::string, double> dev_auc;  // of the network's logit, per source ("nearmiss" for the triples)
+  double dev_network_macro_auc = 0;       // of the network's logit alone
 };
+
+// One dev group (a pair source, or the near-miss triples as pairs): the
+// network's logits, the pooled cosines (NaN = unknown) and the labels.
+struct CalibrationGroup {
+  std::string name;
+  std::vector<float> logits;
+  std::vector<double> cosines;
+  std::vector<int> labels;
+};
+
+struct CalibrationFit {
+  verify::Calibration calibration;
+  double pooled_share = 0;       // of the pooled cosine in the standardized sum (0 = the network alone)
+  double macro_auc = 0;          // over the groups, of the calibrated score
+  double network_macro_auc = 0;  // of the network's logit alone
+  double mean_accuracy = 0;      // of the verdicts at the threshold, mean over the groups
+};
+
+// Calibration on dev, every group weighing the same: the pooled share (a grid
+// of tenths; 0 unless pooled_term) with the best macro AUC, Platt scaling of
+// that sum, then the threshold with the best mean verdict accuracy.
+CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, bool pooled_term);
 
 struct AlignmentTrainReport {
   std::vector<AlignmentEpoch> epochs;
   size_t best_epoch = 0, steps = 0;
   double best_dev_macro_auc = 0;
   verify::Calibration calibration;
+  // Share of the pooled cosine in the standardized sum the calibration fits
+  // (0 = the network alone), and the dev macro AUC of the calibrated score.
+  double pooled_share = 0, calibrated_dev_macro_auc = 0;
   std::map<std::string, SourceMetrics> dev;      // calibrated, at the chosen threshold
   std::map<std::string, double> dev_nearmiss_by_type;  // pairwise accuracy
   size_t train_pairs = 0, dev_pairs = 0, train_triples = 0, dev_triples = 0;

@@ -18,7 +18,7 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 2;  // 2: lexicon features (LEXA)
+constexpr uint32_t kVersion = 3;  // 2: lexicon features (LEXA); 3: pooled term in the calibration
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -332,6 +332,13 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::untrained(const AlignmentC
   return std::unique_ptr<AlignmentVerifier>(new AlignmentVerifier(std::move(impl)));
 }
 
+double Calibration::probability(float logit, double cosine) const {
+  // Only a cosine below the center lowers P: a high cosine is no evidence of
+  // the same meaning (structural near-misses have the highest cosines).
+  const double pooled = std::isfinite(cosine) ? double(pooled_weight) * std::min(cosine - pooled_center, 0.0) : 0.0;
+  return 1.0 / (1.0 + std::exp(-(double(scale) * logit + pooled + bias)));
+}
+
 std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps,
                                              std::span<const PairContext> context) const {
   VERITY_CHECK(context.empty() || context.size() == maps.size(), ConfigError, "f5: ", maps.size(), " maps but ",
@@ -359,8 +366,13 @@ std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap>
                context.size(), " contexts");
   auto z = logits(maps, context);
   const Calibration c = impl_->calibration.value_or(Calibration{});
-  for (size_t i = 0; i < z.size(); ++i)
-    z[i] = maps[i].empty() ? 0.0f : float(1.0 / (1.0 + std::exp(-(double(c.scale) * z[i] + c.bias))));
+  for (size_t i = 0; i < z.size(); ++i) {
+    if (maps[i].empty()) {
+      z[i] = 0.0f;
+      continue;
+    }
+    z[i] = float(c.probability(z[i], context[i].pooled_cosine));
+  }
   return z;
 }
 
@@ -388,9 +400,11 @@ const std::optional<Calibration>& AlignmentVerifier::calibration() const { retur
 void AlignmentVerifier::set_encoder(std::string identity) { impl_->encoder = std::move(identity); }
 
 void AlignmentVerifier::set_calibration(const Calibration& c) {
-  VERITY_CHECK(std::isfinite(c.scale) && c.scale > 0 && std::isfinite(c.bias) && c.threshold > 0 && c.threshold < 1,
+  VERITY_CHECK(std::isfinite(c.scale) && c.scale > 0 && std::isfinite(c.bias) && c.threshold > 0 && c.threshold < 1 &&
+                   std::isfinite(c.pooled_weight) && c.pooled_weight >= 0 && std::isfinite(c.pooled_center),
                ConfigError, "f5 calibration: scale=", c.scale, " must be > 0, bias=", c.bias,
-               " finite, threshold=", c.threshold, " in (0, 1)");
+               " finite, threshold=", c.threshold, " in (0, 1), pooled_weight=", c.pooled_weight,
+               " >= 0, pooled_center=", c.pooled_center, " finite");
   impl_->calibration = c;
 }
 
@@ -414,7 +428,11 @@ void AlignmentVerifier::save(const std::string& path) const {
                          {"encoder", impl_->encoder},
                          {"calibration", nullptr}};
   if (const auto& c = impl_->calibration)
-    conf["calibration"] = {{"scale", c->scale}, {"bias", c->bias}, {"threshold", c->threshold}};
+    conf["calibration"] = {{"scale", c->scale},
+                           {"bias", c->bias},
+                           {"threshold", c->threshold},
+                           {"pooled_weight", c->pooled_weight},
+                           {"pooled_center", c->pooled_center}};
   SectionWriter out(path, kMagic, kVersion);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -436,8 +454,8 @@ void AlignmentVerifier::save(const std::string& path) const {
 
 std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& path) {
   SectionFile file(path, kMagic, kVersion);
-  VERITY_CHECK(file.version() == kVersion, FormatError, path, ": f5 weights of version ", file.version(),
-               " predate the lexicon features (version ", kVersion, "); retrain it (scripts/train_verifier.sh)");
+  VERITY_CHECK(file.version() >= 2, FormatError, path, ": f5 weights of version ", file.version(),
+               " predate the lexicon features (version 2); retrain it (scripts/train_verifier.sh)");
   const auto conf_bytes = file.section("CONF");
   std::unique_ptr<AlignmentVerifier> v;
   try {
@@ -463,8 +481,12 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
     v->impl_->trained = conf.at("trained").get<bool>();
     v->impl_->provenance = conf.at("provenance").get<std::string>();
     v->impl_->encoder = conf.at("encoder").get<std::string>();
-    if (const auto& c = conf.at("calibration"); !c.is_null())
-      v->set_calibration({c.at("scale").get<float>(), c.at("bias").get<float>(), c.at("threshold").get<float>()});
+    if (const auto& c = conf.at("calibration"); !c.is_null()) {
+      Calibration cal{c.at("scale").get<float>(), c.at("bias").get<float>(), c.at("threshold").get<float>()};
+      if (file.version() >= 3)
+        cal.pooled_weight = c.at("pooled_weight").get<float>(), cal.pooled_center = c.at("pooled_center").get<float>();
+      v->set_calibration(cal);
+    }
   } catch (const nlohmann::json::exception& e) {
     throw FormatError(cat(path, ": section 'CONF': ", e.what()));
   } catch (const ConfigError& e) {

@@ -7,9 +7,11 @@
 // score is a calibrated probability that the two texts mean the same thing.
 // Torch-free header; the module is in verify/detail/alignment_modules.hpp.
 //
-// Weights file: a SectionFile with magic "VALN", version 2:
+// Weights file: a SectionFile with magic "VALN", version 3 (version 2, read
+// too, has no pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
-//               "encoder": str, "calibration": {"scale", "bias", "threshold"} | null}
+//               "encoder": str, "calibration": {"scale", "bias", "threshold",
+//               "pooled_weight", "pooled_center"} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   PNAM  parameter names and shapes, PDAT their f32 values (as in VVRF files)
@@ -37,9 +39,19 @@ struct AlignmentConfig {
   std::vector<std::string> inputs = {"map", "identity", "pooled", "lexicon"};
 };
 
+// P(same) = sigmoid(scale · logit + pooled_weight · min(cosine - pooled_center, 0) + bias),
+// where cosine is the pair's pooled cosine; the pooled term is 0 when that is
+// unknown. It only lowers P: a low cosine says "different", a high one says
+// nothing (near-misses have the highest cosines). The network sees the pooled
+// cosine too, but trained on six sources at once it underuses it; the pooled
+// term is fitted after training, on dev.
 struct Calibration {
-  float scale = 1, bias = 0;  // P(same) = sigmoid(scale · logit + bias)
-  float threshold = 0.5f;     // verdict "match" when P(same) >= threshold
+  float scale = 1, bias = 0;
+  float threshold = 0.5f;  // verdict "match" when P(same) >= threshold
+  float pooled_weight = 0, pooled_center = 0;
+
+  // cosine NaN = unknown.
+  double probability(float logit, double cosine) const;
 };
 
 class AlignmentVerifier final : public Verifier {

@@ -179,6 +179,45 @@ TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
   EXPECT_NE(w->score(map), after[0]);
 }
 
+// The calibration's pooled term: P = sigmoid(scale · logit + w · min(cosine -
+// center, 0) + bias), 0 when the cosine is unknown; it survives a save and load.
+TEST(AlignmentVerifier, PooledTermOfTheCalibration) {
+  AlignmentConfig c;
+  c.hidden = 8;
+  c.mlp = 8;
+  c.token_embedding = 0;
+  auto v = AlignmentVerifier::untrained(c, small_idf(), 7);
+  Calibration cal{1.5f, -0.25f, 0.4f};
+  cal.pooled_weight = 3.0f;
+  cal.pooled_center = 0.6f;
+  v->set_calibration(cal);
+  v->mark_trained("test fixture");
+  const size_t dim = 8;
+  const auto map = SimilarityMap::compute(one_hot({1, 2, 3}, dim), one_hot({3, 2, 1, 4}, dim), dim);
+  std::vector<SimilarityMap> maps = {map, map, map};
+  const auto ids_a = ids_of({1, 2, 3}), ids_b = ids_of({3, 2, 1, 4});  // contexts hold views
+  std::vector<PairContext> ctx(3, PairContext{ids_a, ids_b});
+  ctx[0].pooled_cosine = 0.9f;
+  ctx[1].pooled_cosine = 0.2f;  // ctx[2]: unknown
+  const auto logits = v->logits(maps, ctx);
+  const auto p = v->score_pairs(maps, ctx);
+  auto expect = [&](size_t i, double pooled) {
+    return 1 / (1 + std::exp(-(1.5 * logits[i] + pooled - 0.25)));
+  };
+  EXPECT_NEAR(p[0], expect(0, 0.0), 1e-6);  // above the center: no pooled term
+  EXPECT_NEAR(p[1], expect(1, 3.0 * (0.2f - 0.6f)), 1e-6);
+  EXPECT_NEAR(p[2], expect(2, 0.0), 1e-6);
+  EXPECT_LT(p[1], expect(1, 0.0));
+  const auto path = temp_path("pooled.valn");
+  v->save(path);
+  auto w = AlignmentVerifier::load(path);
+  EXPECT_EQ(w->calibration()->pooled_weight, 3.0f);
+  EXPECT_EQ(w->calibration()->pooled_center, 0.6f);
+  EXPECT_EQ(w->score_pairs(maps, ctx), p);
+  cal.pooled_weight = -1;
+  EXPECT_THROW(v->set_calibration(cal), ConfigError);
+}
+
 TEST(AlignmentVerifier, DamagedFilesAreFormatErrors) {
   AlignmentConfig c;
   c.hidden = 4;

@@ -1,0 +1,149 @@
+// F5 training: the dev calibration with its pooled-cosine term, and the
+// train-verifier CLI end to end on a tiny encoder.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "../cli/run_verity.hpp"
+#include "core/error.hpp"
+#include "eval/pair_metrics.hpp"
+#include "train/alignment_training.hpp"
+#include "verify/alignment_verifier.hpp"
+
+namespace fs = std::filesystem;
+using namespace verity;
+using namespace verity::train;
+
+namespace {
+
+double auc_of(const CalibrationGroup& g, const verify::Calibration& c) {
+  std::vector<float> pos, neg;
+  for (size_t i = 0; i < g.logits.size(); ++i)
+    (g.labels[i] ? pos : neg).push_back(float(c.probability(g.logits[i], g.cosines[i])));
+  return eval::roc_auc(pos, neg);
+}
+
+// A group whose labels follow `signal` (logit or cosine) with noise; the other
+// input is noise alone.
+CalibrationGroup synthetic_group(const std::string& name, bool cosine_informs, bool logit_informs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, 1);
+  CalibrationGroup g{name, {}, {}, {}};
+  for (int i = 0; i < 400; ++i) {
+    const int y = i % 2;
+    const double z = logit_informs ? 2.0 * (y - 0.5) + noise(rng) : noise(rng);
+    const double c = 0.7 + 0.1 * (cosine_informs ? (y - 0.5) + 0.5 * noise(rng) : noise(rng));
+    g.logits.push_back(float(z));
+    g.cosines.push_back(c);
+    g.labels.push_back(y);
+  }
+  return g;
+}
+
+}  // namespace
+
+// Where only the cosine carries the labels of one group, the fit gives the
+// cosine a share, and that group's AUC rises well above the network's.
+TEST(F5Calibration, PooledTermIsFittedWhereTheCosineInforms) {
+  std::vector<CalibrationGroup> groups = {synthetic_group("cosine-only", true, false, 1),
+                                          synthetic_group("logit-only", false, true, 2)};
+  const auto fit = fit_calibration(groups, true);
+  EXPECT_GT(fit.pooled_share, 0.0);
+  EXPECT_LT(fit.pooled_share, 1.0);
+  EXPECT_GT(fit.calibration.pooled_weight, 0.0f);
+  EXPECT_GT(fit.macro_auc, fit.network_macro_auc + 0.05);
+  verify::Calibration network_only = fit.calibration;
+  network_only.pooled_weight = 0;
+  EXPECT_GT(auc_of(groups[0], fit.calibration), auc_of(groups[0], network_only) + 0.2);
+  // The reported macro AUC is that of the stored calibration.
+  EXPECT_NEAR((auc_of(groups[0], fit.calibration) + auc_of(groups[1], fit.calibration)) / 2, fit.macro_auc, 1e-6);
+  // Calibrated: the mean probability is near the share of positives (0.5).
+  double mean = 0;
+  size_t n = 0;
+  for (const auto& g : groups)
+    for (size_t i = 0; i < g.logits.size(); ++i, ++n) mean += fit.calibration.probability(g.logits[i], g.cosines[i]);
+  EXPECT_NEAR(mean / double(n), 0.5, 0.03);
+  EXPECT_GT(fit.calibration.threshold, 0.0f);
+  EXPECT_LT(fit.calibration.threshold, 1.0f);
+}
+
+// Off, or where the cosine is noise everywhere, the network's logit stands
+// alone; an unknown cosine adds nothing to the probability.
+TEST(F5Calibration, NoPooledTermWhenOffOrUninformative) {
+  std::vector<CalibrationGroup> groups = {synthetic_group("a", true, false, 3), synthetic_group("b", false, true, 4)};
+  auto fit = fit_calibration(groups, false);
+  EXPECT_EQ(fit.pooled_share, 0.0);
+  EXPECT_EQ(fit.calibration.pooled_weight, 0.0f);
+  EXPECT_DOUBLE_EQ(fit.macro_auc, fit.network_macro_auc);
+  fit = fit_calibration({synthetic_group("noise", false, true, 5)}, true);
+  EXPECT_LE(fit.pooled_share, 0.2);
+  const auto& c = fit.calibration;
+  EXPECT_DOUBLE_EQ(c.probability(1.5f, std::nan("")), 1 / (1 + std::exp(-(double(c.scale) * 1.5f + c.bias))));
+  EXPECT_THROW(fit_calibration({}, true), ConfigError);
+  CalibrationGroup bad{"bad", {1.0f}, {}, {1}};
+  EXPECT_THROW(fit_calibration({bad}, true), ConfigError);
+}
+
+// train-verifier --verifier f5 on a tiny BERT: the summary carries the
+// calibration keys, the file holds the same calibration, and without
+// --pooled-term true the pooled weight stays zero.
+TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
+  const auto dir = fs::temp_directory_path() / ("verity_f5_cli_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto train = (dir / "train.jsonl").string(), dev = (dir / "dev.jsonl").string(),
+             triples = (dir / "triples.jsonl").string();
+  {
+    std::ofstream t(train), d(dev);
+    const char* same[][2] = {{"the cat sat on the mat", "a cat sat on the mat"},
+                             {"how do i learn python", "how can i learn python"},
+                             {"the sky is blue today", "today the sky is blue"},
+                             {"open the door please", "please open the door"}};
+    const char* other[][2] = {{"the cat sat on the mat", "the dog ate my homework"},
+                              {"how do i learn python", "where is the train station"},
+                              {"the sky is blue today", "prices rose sharply in may"},
+                              {"open the door please", "the man bit the dog"}};
+    for (int k = 0; k < 4; ++k) {
+      t << nlohmann::json{{"a", same[k][0]}, {"b", same[k][1]}, {"label", 1}}.dump() << "\n"
+        << nlohmann::json{{"a", other[k][0]}, {"b", other[k][1]}, {"label", 0}}.dump() << "\n";
+      d << nlohmann::json{{"a", same[3 - k][1]}, {"b", same[3 - k][0]}, {"label", 1}}.dump() << "\n"
+        << nlohmann::json{{"a", other[3 - k][1]}, {"b", other[k][0]}, {"label", 0}}.dump() << "\n";
+    }
+    std::ofstream(triples) << R"({"query":"the dog bit the man","positive":"the dog bit the man","negative":"the man bit the dog","type":"role_swap"})"
+                              "\n";
+  }
+  const std::string encoder = std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/bert/tiny";
+  const auto out = (dir / "f5.valn").string();
+  const std::string common = "train-verifier --verifier f5 --pairs " + train + " --dev-pairs " + dev + " --train " +
+                             triples + " --dev " + triples + " --encoder bert:" + encoder +
+                             " --f5-hidden 4 --f5-mlp 4 --f5-embedding 0 --epochs 1 --steps-per-epoch 3 --seed 2 --json --quiet";
+  auto r = verity_test::run(common + " --pooled-term true --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& cal = j.at("calibration");
+  for (const char* key : {"scale", "bias", "threshold", "pooled_weight", "pooled_center", "pooled_share", "dev_macro_auc"})
+    EXPECT_TRUE(cal.contains(key)) << key;
+  EXPECT_TRUE(j.at("options").at("pooled_term").get<bool>());
+  // The epoch is chosen by the calibrated score's dev macro AUC.
+  EXPECT_NEAR(j.at("best_dev_macro_auc").get<double>(), cal.at("dev_macro_auc").get<double>(), 1e-9);
+  ASSERT_FALSE(j.at("epoch_log").empty());
+  EXPECT_TRUE(j.at("epoch_log")[0].contains("dev_network_macro_auc"));
+  auto v = verify::AlignmentVerifier::load(out);
+  ASSERT_TRUE(v->calibration().has_value());
+  EXPECT_FLOAT_EQ(v->calibration()->pooled_weight, cal.at("pooled_weight").get<float>());
+  EXPECT_FLOAT_EQ(v->calibration()->pooled_center, cal.at("pooled_center").get<float>());
+  EXPECT_FLOAT_EQ(v->calibration()->scale, cal.at("scale").get<float>());
+
+  r = verity_test::run(common + " --out " + out);  // off by default
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("calibration").at("pooled_weight").get<double>(), 0.0);
+  EXPECT_EQ(j.at("calibration").at("pooled_share").get<double>(), 0.0);
+  EXPECT_FALSE(j.at("options").at("pooled_term").get<bool>());
+  EXPECT_EQ(verify::AlignmentVerifier::load(out)->calibration()->pooled_weight, 0.0f);
+  fs::remove_all(dir);
+}
