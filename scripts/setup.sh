@@ -16,6 +16,7 @@ PKGS=(
   wrk  # scripts/load_test.sh, scripts/soak.sh: bounded loopback load runs of verity serve
   pybind11-dev python3-dev python3-pytest python3-venv python3-pip python3-setuptools python3-wheel  # the Python package
   clang libclang-rt-14-dev llvm  # scripts/fuzz.sh, scripts/sanitize.sh: libFuzzer, ASan/UBSan/TSan, llvm-symbolizer
+  libsimde-dev  # scripts/simd_emulation_check.sh: the AVX2/AVX-512 kernel paths tested on any x86 CPU
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -13,11 +14,6 @@ namespace {
 constexpr size_t kP = PackedLinear::kPanel;
 constexpr size_t kRowBlock = 6;   // rows per register block: 12 accumulators + 2 weights + 1 broadcast
 constexpr size_t kRowChunk = 48;  // rows per pass over the panels, so a chunk of x stays in L2
-
-bool cpu_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 
 // Writes a kP-wide result row to y, only the first `cols` columns.
 inline void store_row(const float* tmp, float* y, size_t cols) { std::memcpy(y, tmp, cols * sizeof(float)); }
@@ -71,6 +67,50 @@ __attribute__((target("avx2,fma"))) void rows_avx2(const float* x, size_t rows, 
   }
 }
 
+template <size_t R>
+__attribute__((target("avx512f"))) void block_avx512(const float* x, size_t ldx, const float* w,
+                                                     const float* bias, size_t k_len, float* y,
+                                                     size_t ldy, size_t cols, bool relu) {
+  __m512 acc[R];
+  const __m512 b = _mm512_loadu_ps(bias);
+#pragma GCC unroll 16
+  for (size_t r = 0; r < R; ++r) acc[r] = b;
+  for (size_t k = 0; k < k_len; ++k) {
+    const __m512 wv = _mm512_loadu_ps(w + k * kP);
+#pragma GCC unroll 16
+    for (size_t r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * ldx + k]), wv, acc[r]);
+  }
+  const __mmask16 mask = cols == kP ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+  const __m512 zero = _mm512_setzero_ps();
+  // maskz_max: _mm512_max_ps's undefined pass-through trips GCC 12's
+  // maybe-uninitialized warning once the loops are unrolled.
+#pragma GCC unroll 16
+  for (size_t r = 0; r < R; ++r)
+    _mm512_mask_storeu_ps(y + r * ldy, mask, relu ? _mm512_maskz_max_ps(0xFFFF, acc[r], zero) : acc[r]);
+}
+
+// 12 rows a block: 12 accumulators of the 32 registers, one weight row, broadcasts.
+constexpr size_t kRowBlock512 = 12;
+
+template <size_t... R>
+__attribute__((target("avx512f"))) void tail_avx512(size_t left, const float* x, size_t ldx, const float* w,
+                                                    const float* bias, size_t k_len, float* y, size_t ldy,
+                                                    size_t cols, bool relu, std::index_sequence<R...>) {
+  // Dispatches the remainder (1 .. kRowBlock512 - 1 rows) to its block size.
+  ((left == R + 1 ? block_avx512<R + 1>(x, ldx, w, bias, k_len, y, ldy, cols, relu) : void()), ...);
+}
+
+__attribute__((target("avx512f"))) void rows_avx512(const float* x, size_t rows, size_t ldx, const float* w,
+                                                    const float* bias, size_t k_len, float* y, size_t ldy,
+                                                    size_t cols, bool relu) {
+  size_t r = 0;
+  for (; r + kRowBlock512 <= rows; r += kRowBlock512)
+    block_avx512<kRowBlock512>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu);
+  if (r < rows)
+    tail_avx512(rows - r, x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu,
+                std::make_index_sequence<kRowBlock512 - 1>{});
+}
+
 void rows_portable(const float* x, size_t rows, size_t ldx, const float* w, const float* bias, size_t k_len,
                    float* y, size_t ldy, size_t cols, bool relu) {
   for (size_t r = 0; r < rows; ++r) {
@@ -101,21 +141,21 @@ PackedLinear::PackedLinear(std::span<const float> weight, std::span<const float>
   }
 }
 
-void PackedLinear::apply(const float* x, size_t rows, float* y, size_t panel_begin, size_t panel_end,
-                         bool relu) const {
-  const bool avx2 = cpu_has_avx2();
+void PackedLinear::apply(const float* x, size_t rows, float* y, size_t panel_begin, size_t panel_end, bool relu,
+                         Isa isa) const {
+  VERITY_CHECK(isa_supported(isa), ConfigError, "packed linear: this CPU has no ", isa_name(isa), " path");
+  const auto rows_kernel = isa == Isa::avx512 ? rows_avx512 : isa == Isa::avx2 ? rows_avx2 : rows_portable;
   panel_end = std::min(panel_end, panels());
   for (size_t r0 = 0; r0 < rows; r0 += kRowChunk) {
     const size_t n = std::min(kRowChunk, rows - r0);
     for (size_t p = panel_begin; p < panel_end; ++p) {
       const size_t cols = std::min(kP, out_ - p * kP);
       const float* w = panels_.data() + p * in_ * kP;
-      (avx2 ? rows_avx2 : rows_portable)(x + r0 * in_, n, in_, w, bias_.data() + p * kP, in_,
-                                         y + r0 * out_ + p * kP, out_, cols, relu);
+      rows_kernel(x + r0 * in_, n, in_, w, bias_.data() + p * kP, in_, y + r0 * out_ + p * kP, out_, cols, relu);
     }
   }
 }
 
-const char* PackedLinear::kernel() { return cpu_has_avx2() ? "avx2" : "portable"; }
+const char* PackedLinear::kernel() { return isa_name(best_isa()).data(); }
 
 }  // namespace verity::encode

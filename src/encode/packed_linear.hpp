@@ -2,11 +2,14 @@
 // A dense layer y = x · Wᵀ + b with W packed once into 16-column panels, for
 // the few-row products of encoding one short text, where a general sgemm
 // spends much of its time packing the weights on every call. Register-blocked
-// AVX2/FMA kernel when the CPU has it (chosen once), portable loops otherwise;
-// the two differ only in float rounding (summation order).
+// kernels for AVX-512F (one register per panel row) and AVX2/FMA (two),
+// portable loops otherwise, chosen at run time (core/cpu_features.hpp); the
+// paths differ only in float rounding (summation order).
 #include <cstddef>
 #include <span>
 #include <vector>
+
+#include "core/cpu_features.hpp"
 
 namespace verity::encode {
 
@@ -26,10 +29,11 @@ class PackedLinear {
   // y[rows, out] = x[rows, in] · Wᵀ + b, ReLU applied when relu, for the
   // output panels [panel_begin, panel_end) only (callers split panels over
   // threads; panels write disjoint columns). x and y row-major, not aliased.
-  void apply(const float* x, size_t rows, float* y, size_t panel_begin, size_t panel_end,
-             bool relu = false) const;
+  // isa: the path to run (tests pass each one the CPU has).
+  void apply(const float* x, size_t rows, float* y, size_t panel_begin, size_t panel_end, bool relu = false,
+             Isa isa = best_isa()) const;
 
-  // Which kernel apply() uses on this CPU: "avx2" or "portable".
+  // Which kernel apply() uses on this CPU: "avx512", "avx2" or "portable".
   static const char* kernel();
 
  private:

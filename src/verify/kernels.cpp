@@ -303,36 +303,6 @@ VERITY_AVX512 void affine_rows_avx512(const float* x, size_t rows, size_t ldx, s
 
 }  // namespace
 
-bool isa_supported(Isa isa) {
-  switch (isa) {
-    case Isa::portable:
-      return true;
-    case Isa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::avx512:
-      return __builtin_cpu_supports("avx512f");
-  }
-  return false;
-}
-
-Isa best_isa() {
-  static const Isa best = isa_supported(Isa::avx512) ? Isa::avx512
-                          : isa_supported(Isa::avx2) ? Isa::avx2
-                                                     : Isa::portable;
-  return best;
-}
-
-std::string_view isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::portable:
-      return "portable";
-    case Isa::avx2:
-      return "avx2";
-    case Isa::avx512:
-      return "avx512";
-  }
-  return "?";
-}
 
 float max_value(const float* values, size_t m, Isa isa) {
   switch (isa) {

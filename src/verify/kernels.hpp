@@ -2,17 +2,19 @@
 // The verifiers' inner loops, vectorized with runtime dispatch: AVX-512F,
 // AVX2+FMA, or portable C++ on any other CPU. Every kernel takes the ISA to
 // run so tests can check each path the CPU has against the portable one;
-// callers pass best_isa(). Plain C++ (no torch); uses nothing else of verity.
+// callers pass best_isa(). Plain C++ (no torch); uses core/cpu_features.hpp
+// for the dispatch.
 #include <cstddef>
 #include <string_view>
 
+#include "core/cpu_features.hpp"
+
 namespace verity::verify::kernels {
 
-enum class Isa { portable, avx2, avx512 };
-
-Isa best_isa();                 // the fastest path this CPU runs (read once)
-bool isa_supported(Isa isa);    // whether this CPU runs that path
-std::string_view isa_name(Isa isa);
+using verity::Isa;
+using verity::best_isa;
+using verity::isa_name;
+using verity::isa_supported;
 
 // max_j values_j (m >= 1).
 float max_value(const float* values, size_t m, Isa isa);

@@ -33,37 +33,57 @@ std::vector<double> reference(const std::vector<float>& x, size_t rows, const st
   return y;
 }
 
-// Row counts cover every register-block remainder and more than one row
-// chunk; 37 outputs leave a partial last panel.
+// Every path this CPU runs (the others are checked where a CPU has them).
+std::vector<Isa> paths() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512})
+    if (isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+// Row counts cover every register-block remainder (6 rows a block on AVX2,
+// 12 on AVX-512) and more than one row chunk; 37 outputs leave a partial last
+// panel.
 TEST(PackedLinear, MatchesReferenceForEveryRowCountAndPartialPanel) {
-  for (size_t out : {16, 37, 64}) {
-    const size_t in = 29;
-    auto w = random_values(out * in, 1 + out), b = random_values(out, 2 + out);
-    PackedLinear packed(w, b, out, in);
-    EXPECT_EQ(packed.panels(), (out + 15) / 16);
-    for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 13, 50, 101})
-      for (bool relu : {false, true}) {
-        auto x = random_values(rows * in, 3 + rows);
-        std::vector<float> y(rows * out, -7.0f);
-        packed.apply(x.data(), rows, y.data(), 0, packed.panels(), relu);
-        auto want = reference(x, rows, w, b, out, in, relu);
-        for (size_t i = 0; i < y.size(); ++i)
-          ASSERT_NEAR(y[i], want[i], 1e-5) << "out " << out << " rows " << rows << " relu " << relu << " at " << i;
-      }
-  }
+  for (Isa isa : paths())
+    for (size_t out : {16, 37, 64}) {
+      const size_t in = 29;
+      auto w = random_values(out * in, 1 + out), b = random_values(out, 2 + out);
+      PackedLinear packed(w, b, out, in);
+      EXPECT_EQ(packed.panels(), (out + 15) / 16);
+      for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 25, 50, 101})
+        for (bool relu : {false, true}) {
+          auto x = random_values(rows * in, 3 + rows);
+          std::vector<float> y(rows * out, -7.0f);
+          packed.apply(x.data(), rows, y.data(), 0, packed.panels(), relu, isa);
+          auto want = reference(x, rows, w, b, out, in, relu);
+          for (size_t i = 0; i < y.size(); ++i)
+            ASSERT_NEAR(y[i], want[i], 1e-5)
+                << isa_name(isa) << " out " << out << " rows " << rows << " relu " << relu << " at " << i;
+        }
+    }
+  EXPECT_EQ(std::string_view(PackedLinear::kernel()), isa_name(best_isa()));
 }
 
 TEST(PackedLinear, PanelRangesWriteOnlyTheirColumns) {
   const size_t out = 48, in = 8, rows = 3;
   auto w = random_values(out * in, 5), b = random_values(out, 6), x = random_values(rows * in, 7);
   PackedLinear packed(w, b, out, in);
-  std::vector<float> y(rows * out, -7.0f);
-  packed.apply(x.data(), rows, y.data(), 1, 2);
   auto want = reference(x, rows, w, b, out, in, false);
-  for (size_t r = 0; r < rows; ++r)
-    for (size_t n = 0; n < out; ++n) {
-      if (n >= 16 && n < 32) EXPECT_NEAR(y[r * out + n], want[r * out + n], 1e-5);
-      else EXPECT_EQ(y[r * out + n], -7.0f) << "column " << n << " is outside panel 1";
+  for (Isa isa : paths()) {
+    std::vector<float> y(rows * out, -7.0f);
+    packed.apply(x.data(), rows, y.data(), 1, 2, false, isa);
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t n = 0; n < out; ++n) {
+        if (n >= 16 && n < 32) EXPECT_NEAR(y[r * out + n], want[r * out + n], 1e-5) << isa_name(isa);
+        else EXPECT_EQ(y[r * out + n], -7.0f) << isa_name(isa) << ": column " << n << " is outside panel 1";
+      }
+  }
+  // A path the CPU lacks is an error, not a crash.
+  for (Isa isa : {Isa::avx2, Isa::avx512})
+    if (!isa_supported(isa)) {
+      std::vector<float> y(rows * out);
+      EXPECT_THROW(packed.apply(x.data(), rows, y.data(), 0, 1, false, isa), ConfigError);
     }
 }
 
