@@ -6,8 +6,9 @@ the pooled cosine in its calibration (docs/TRAINING.md) gives on dev.
       near-miss triples as pairs: (query, positive) label 1, (query, negative) label 0
   scripts/pooled_share_table.py table SCORES.jsonl RUN.json [--two-sided]
       SCORES.jsonl: `pairs-eval --scores-out` with --verifier cosine and --verifier f5:RUN.valn;
-      RUN.json: the run's `train-verifier --json` summary (its calibration is undone to recover
-      the network's logit, then each share is refitted: Platt scaling and the threshold).
+      RUN.json: the run's `train-verifier --json` summary (its calibration, without a pooled term
+      or with the one-sided one, is undone to recover the network's logit; then each share is
+      refitted: Platt scaling and the threshold).
       The pooled term is one-sided, min(c - mean, 0), as the verifier's; --two-sided refits
       the plain c - mean instead (the variant that was not adopted).
 """
