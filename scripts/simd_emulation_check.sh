@@ -4,7 +4,7 @@
 # intrinsics routed through SIMDe's portable implementations
 # (tools/simd_emulation/intrinsics_shim.hpp) and every path reported as
 # supported, then runs their tests (tests/verify/kernels_test.cpp,
-# tools/simd_emulation/packed_linear_check.cpp). Slow code, same results: a
+# tests/encode/packed_linear_test.cpp). Slow code, same results: a
 # check of the vector paths' logic where the CPU cannot run them natively.
 # Exit 77 (ctest: skipped) when SIMDe is not installed (scripts/setup.sh
 # installs libsimde-dev).
@@ -39,6 +39,6 @@ PY
 flags=(-std=gnu++20 -O1 -I"$work/override" -I"$root/src")
 c++ "${flags[@]}" -c "$work/src/verify_kernels.cpp" -o "$work/kernels.o"
 c++ "${flags[@]}" -c "$work/src/encode_packed_linear.cpp" -o "$work/packed_linear.o"
-c++ "${flags[@]}" "$root/tests/verify/kernels_test.cpp" "$root/tools/simd_emulation/packed_linear_check.cpp" \
+c++ "${flags[@]}" "$root/tests/verify/kernels_test.cpp" "$root/tests/encode/packed_linear_test.cpp" \
   "$work/kernels.o" "$work/packed_linear.o" -lgtest -lgtest_main -pthread -o "$work/emulated_tests"
 "$work/emulated_tests"

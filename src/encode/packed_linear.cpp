@@ -51,22 +51,6 @@ __attribute__((target("avx2,fma"))) void block_avx2(const float* x, size_t ldx, 
   }
 }
 
-__attribute__((target("avx2,fma"))) void rows_avx2(const float* x, size_t rows, size_t ldx, const float* w,
-                                                   const float* bias, size_t k_len, float* y, size_t ldy,
-                                                   size_t cols, bool relu) {
-  size_t r = 0;
-  for (; r + kRowBlock <= rows; r += kRowBlock)
-    block_avx2<kRowBlock>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu);
-  switch (rows - r) {
-    case 5: block_avx2<5>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu); break;
-    case 4: block_avx2<4>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu); break;
-    case 3: block_avx2<3>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu); break;
-    case 2: block_avx2<2>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu); break;
-    case 1: block_avx2<1>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu); break;
-    default: break;
-  }
-}
-
 template <size_t R>
 __attribute__((target("avx512f"))) void block_avx512(const float* x, size_t ldx, const float* w,
                                                      const float* bias, size_t k_len, float* y,
@@ -89,26 +73,34 @@ __attribute__((target("avx512f"))) void block_avx512(const float* x, size_t ldx,
     _mm512_mask_storeu_ps(y + r * ldy, mask, relu ? _mm512_maskz_max_ps(0xFFFF, acc[r], zero) : acc[r]);
 }
 
-// 12 rows a block: 12 accumulators of the 32 registers, one weight row, broadcasts.
-constexpr size_t kRowBlock512 = 12;
-
-template <size_t... R>
-__attribute__((target("avx512f"))) void tail_avx512(size_t left, const float* x, size_t ldx, const float* w,
-                                                    const float* bias, size_t k_len, float* y, size_t ldy,
-                                                    size_t cols, bool relu, std::index_sequence<R...>) {
-  // Dispatches the remainder (1 .. kRowBlock512 - 1 rows) to its block size.
-  ((left == R + 1 ? block_avx512<R + 1>(x, ldx, w, bias, k_len, y, ldy, cols, relu) : void()), ...);
+// Runs block(integral_constant<R>, first_row) over `rows` in blocks of B rows,
+// and the remainder (1 .. B-1 rows) as one block of its own size, so every
+// register block has a compile-time row count.
+template <size_t B, class Block>
+void by_row_blocks(size_t rows, Block&& block) {
+  size_t r = 0;
+  for (; r + B <= rows; r += B) block(std::integral_constant<size_t, B>{}, r);
+  [&]<size_t... R>(std::index_sequence<R...>) {
+    ((rows - r == R + 1 ? block(std::integral_constant<size_t, R + 1>{}, r) : void()), ...);
+  }(std::make_index_sequence<B - 1>{});
 }
 
-__attribute__((target("avx512f"))) void rows_avx512(const float* x, size_t rows, size_t ldx, const float* w,
-                                                    const float* bias, size_t k_len, float* y, size_t ldy,
-                                                    size_t cols, bool relu) {
-  size_t r = 0;
-  for (; r + kRowBlock512 <= rows; r += kRowBlock512)
-    block_avx512<kRowBlock512>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu);
-  if (r < rows)
-    tail_avx512(rows - r, x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu,
-                std::make_index_sequence<kRowBlock512 - 1>{});
+void rows_avx2(const float* x, size_t rows, size_t ldx, const float* w, const float* bias, size_t k_len, float* y,
+               size_t ldy, size_t cols, bool relu) {
+  by_row_blocks<kRowBlock>(rows, [&](auto n, size_t r) {
+    block_avx2<n.value>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu);
+  });
+}
+
+// 12 rows a block on AVX-512: 12 accumulators of the 32 registers, one weight
+// row, broadcasts.
+constexpr size_t kRowBlock512 = 12;
+
+void rows_avx512(const float* x, size_t rows, size_t ldx, const float* w, const float* bias, size_t k_len,
+                 float* y, size_t ldy, size_t cols, bool relu) {
+  by_row_blocks<kRowBlock512>(rows, [&](auto n, size_t r) {
+    block_avx512<n.value>(x + r * ldx, ldx, w, bias, k_len, y + r * ldy, ldy, cols, relu);
+  });
 }
 
 void rows_portable(const float* x, size_t rows, size_t ldx, const float* w, const float* bias, size_t k_len,

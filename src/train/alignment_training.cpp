@@ -405,6 +405,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   };
 
   std::vector<torch::Tensor> best_state;
+  std::optional<DevScores> best_dev;  // the kept epoch's dev pass: its logits are the kept weights'
   auto snapshot = [&] {
     best_state.clear();
     for (const auto& p : net->parameters()) best_state.push_back(p.detach().clone());
@@ -469,6 +470,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     if (d.auc.empty() || d.macro > report.best_dev_macro_auc) {
       report.best_dev_macro_auc = d.macro, report.best_epoch = epoch, since_best = 0;
       snapshot();
+      best_dev = std::move(d);
     } else if (o.patience && ++since_best >= o.patience) {
       log("f5: no dev gain for ", o.patience, " epochs; stopping");
       break;
@@ -482,15 +484,14 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   net->eval();
   report.train_seconds = seconds_since(t_train);
 
-  // Calibration on dev (fit_calibration), for the weights kept.
-  if (auto d = dev_pass(); d.fit) {
-    const auto& fit = *d.fit;
+  // Calibration on dev (fit_calibration), for the weights kept: the kept
+  // epoch's dev pass already holds their logits and fit.
+  if (best_dev && best_dev->fit) {
+    const auto& fit = *best_dev->fit;
     const auto& c = fit.calibration;
     model->set_calibration(c);
-    report.calibration = c;
-    report.pooled_share = fit.pooled_share;
-    report.calibrated_dev_macro_auc = fit.macro_auc;
-    for (const auto& g : d.groups) {
+    report.fit = fit;
+    for (const auto& g : best_dev->groups) {
       std::vector<float> p;
       for (size_t i = 0; i < g.logits.size(); ++i) p.push_back(float(c.probability(g.logits[i], g.cosines[i])));
       auto m = eval::binary_metrics(p, g.labels, c.threshold);
@@ -500,16 +501,15 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
         ", network alone ", fit.network_macro_auc, "): scale ", c.scale, ", pooled weight ", c.pooled_weight,
         ", bias ", c.bias, ", threshold ", c.threshold, " (mean dev accuracy ", fit.mean_accuracy, ")");
   }
-  if (!dev_trip.empty()) {
-    // Pairwise accuracy of the final (calibrated) score.
-    std::vector<size_t> p, n;
-    for (const auto& t : dev_trip) p.push_back(t.pos), n.push_back(t.neg);
-    const auto zp = logits_of(p), zn = logits_of(n);
-    const auto& c = report.calibration;
+  if (!dev_trip.empty() && best_dev) {
+    // Pairwise accuracy of the final (calibrated) score, from the near-miss
+    // group's logits (pairs in triple order: positive, then near-miss).
+    const auto& g = best_dev->groups.back();
+    const auto& c = report.fit.calibration;
     std::map<std::string, std::pair<size_t, size_t>> acc;
     for (size_t k = 0; k < dev_trip.size(); ++k) {
       auto& a = acc[dev_trip[k].type];
-      a.first += c.probability(zp[k], cosine_of[p[k]]) > c.probability(zn[k], cosine_of[n[k]]);
+      a.first += c.probability(g.logits[2 * k], g.cosines[2 * k]) > c.probability(g.logits[2 * k + 1], g.cosines[2 * k + 1]);
       ++a.second;
     }
     for (const auto& [type, a] : acc) report.dev_nearmiss_by_type[type] = double(a.first) / double(a.second);

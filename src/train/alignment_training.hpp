@@ -89,10 +89,7 @@ struct AlignmentTrainReport {
   std::vector<AlignmentEpoch> epochs;
   size_t best_epoch = 0, steps = 0;
   double best_dev_macro_auc = 0;
-  verify::Calibration calibration;
-  // Share of the pooled cosine in the standardized sum the calibration fits
-  // (0 = the network alone), and the dev macro AUC of the calibrated score.
-  double pooled_share = 0, calibrated_dev_macro_auc = 0;
+  CalibrationFit fit;  // the calibration stored in the file, with its dev figures
   std::map<std::string, SourceMetrics> dev;      // calibrated, at the chosen threshold
   std::map<std::string, double> dev_nearmiss_by_type;  // pairwise accuracy
   size_t train_pairs = 0, dev_pairs = 0, train_triples = 0, dev_triples = 0;
