@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "cli/command.hpp"
+#include "cli/labelled_inputs.hpp"
 #include "core/crc32c.hpp"
 #include "core/log.hpp"
 #include "data/beir.hpp"
@@ -54,6 +55,7 @@ struct TrainVerifierArgs {
   size_t max_pairs_per_source = 0, max_dev_pairs_per_source = 0;
   verify::AlignmentConfig f5;
   train::AlignmentTrainOptions f5_train;
+  std::string pooled_term = "none";
 };
 
 nlohmann::json accuracy_json(const train::PairwiseAccuracy& a) {
@@ -79,28 +81,13 @@ std::vector<data::Triple> sample(std::vector<data::Triple> triples, size_t count
   return triples;
 }
 
-// Source name of a pair file: its "source" field, else its directory's name
-// (data/pairs/qqp/train.jsonl -> qqp).
-std::string pair_source_name(const data::LabelledPairFile& f) {
-  if (!f.pairs.empty() && !f.pairs.front().source.empty()) return f.pairs.front().source;
-  auto name = std::filesystem::path(f.path).parent_path().filename().string();
-  return name.empty() ? std::filesystem::path(f.path).stem().string() : name;
-}
-
-template <class T>
-std::vector<T> seeded_sample(std::vector<T> items, size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed * 0x2545f4914f6cdd1dULL + 7);
-  std::shuffle(items.begin(), items.end(), rng);
-  if (count && count < items.size()) items.resize(count);
-  return items;
-}
-
 nlohmann::json file_json(const std::string& path, uint64_t hash, size_t n, const char* what) {
   return {{"path", std::filesystem::path(path).filename().string()}, {"fnv1a64", hex(hash)}, {what, n}};
 }
 
 // F5: pairs (balanced per source) and triples, calibrated on dev.
 void run_train_f5(TrainVerifierArgs& a) {
+  const auto pooled_term = train::parse_pooled_term(a.pooled_term);  // a bad value fails before any reading
   std::map<std::string, train::PairSourceData> by_source;
   nlohmann::json inputs = {{"pairs", nlohmann::json::array()}, {"dev_pairs", nlohmann::json::array()},
                            {"triples", nlohmann::json::array()}};
@@ -141,6 +128,7 @@ void run_train_f5(TrainVerifierArgs& a) {
   }
   auto encoder = encode::make_encoder(a.encoder);
   auto o = a.f5_train;
+  o.pooled_term = pooled_term;
   // The options F3/F4 training shares.
   o.epochs = a.train_options.epochs;
   o.lr = a.train_options.lr;
@@ -162,7 +150,7 @@ void run_train_f5(TrainVerifierArgs& a) {
       {"options",
        {{"epochs", o.epochs}, {"steps_per_epoch", o.steps_per_epoch}, {"pairs_per_source", o.pairs_per_source},
         {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
-        {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", o.pooled_term},
+        {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", train::pooled_term_name(o.pooled_term)},
         {"seed", o.seed},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};
@@ -195,6 +183,7 @@ void run_train_f5(TrainVerifierArgs& a) {
                     {"pooled_weight", report.fit.calibration.pooled_weight},
                     {"pooled_center", report.fit.calibration.pooled_center},
                     {"pooled_share", report.fit.pooled_share},
+                    {"pooled_term", train::pooled_term_name(report.fit.term)},
                     {"dev_macro_auc", report.fit.macro_auc}}},
                   {"dev", dev},
                   {"dev_nearmiss_pairwise_acc", report.dev_nearmiss_by_type},
@@ -514,8 +503,9 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--triple-weight", f5o.triple_weight, "F5 weight of the triple losses")->capture_default_str();
   cmd->add_option("--pooled-dropout", f5o.pooled_dropout, "F5 share of training pairs without the pooled cosine")
       ->capture_default_str();
-  cmd->add_option("--pooled-term", f5o.pooled_term,
-                  "F5 calibration: fit a pooled-cosine term beside the network's logit on dev (true/false)")
+  cmd->add_option("--pooled-term", a->pooled_term,
+                  "F5 calibration: a pooled-cosine term beside the network's logit, fitted on dev: none | penalty "
+                  "(only lowers P; the network's threshold) | refit (share by dev AUC, Platt and threshold refitted)")
       ->capture_default_str();
   add_common_flags(cmd, a->common);
   cmd->callback([a] { run_train_verifier(*a); });

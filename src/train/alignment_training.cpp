@@ -16,7 +16,9 @@
 #include "core/log.hpp"
 #include "core/section_file.hpp"
 #include "encode/registry.hpp"
+#include "eval/pair_eval.hpp"
 #include "eval/pair_metrics.hpp"
+#include "search/pipeline.hpp"
 #include "verify/detail/alignment_modules.hpp"
 #include "verify/pair_scoring.hpp"
 
@@ -194,7 +196,23 @@ verify::Calibration fit_platt(const std::vector<float>& z, const std::vector<int
 
 }  // namespace
 
-CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, bool pooled_term) {
+PooledTerm parse_pooled_term(const std::string& text) {
+  if (text == "none" || text == "false") return PooledTerm::none;
+  if (text == "penalty") return PooledTerm::penalty;
+  if (text == "refit" || text == "true") return PooledTerm::refit;
+  throw ConfigError(cat("pooled term '", text, "' is unknown (valid: none, penalty, refit)"));
+}
+
+const char* pooled_term_name(PooledTerm term) {
+  switch (term) {
+    case PooledTerm::penalty: return "penalty";
+    case PooledTerm::refit: return "refit";
+    case PooledTerm::none: break;
+  }
+  return "none";
+}
+
+CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term) {
   VERITY_CHECK(!groups.empty(), ConfigError, "f5 calibration: no dev groups");
   double w_sum = 0, z_mean = 0, z_sq = 0, c_mean = 0, c_sq = 0, c_w = 0;
   for (const auto& g : groups) {
@@ -212,25 +230,29 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, bool
   const double z_sd = std::sqrt(std::max(z_sq / w_sum - z_mean * z_mean, 1e-12));
   if (c_w > 0) c_mean /= c_w;
   const double c_sd = c_w > 0 ? std::sqrt(std::max(c_sq / c_w - c_mean * c_mean, 1e-12)) : 1.0;
-  if (c_w == 0) pooled_term = false;
-  // The standardized sum for a pooled share, with the verifier's hinge (only
-  // a cosine below the mean counts); an unknown cosine adds nothing.
+  if (c_w == 0) term = PooledTerm::none;
+  // The verifier's hinge, standardized: only a cosine below the mean counts;
+  // an unknown cosine adds nothing.
+  auto hinge = [&](double c) { return std::isfinite(c) ? std::min(c - c_mean, 0.0) / c_sd : 0.0; };
   auto fused = [&](const CalibrationGroup& g, size_t i, double share) {
-    const double c = g.cosines[i];
-    return (1 - share) * g.logits[i] / z_sd + (std::isfinite(c) ? share * std::min(c - c_mean, 0.0) / c_sd : 0.0);
+    return (1 - share) * g.logits[i] / z_sd + share * hinge(g.cosines[i]);
   };
-  auto macro_auc = [&](double share) {
+  auto macro_auc_of = [&](auto&& score) {
     double macro = 0;
     for (const auto& g : groups) {
       std::vector<float> pos, neg;
-      for (size_t i = 0; i < g.logits.size(); ++i) (g.labels[i] ? pos : neg).push_back(float(fused(g, i, share)));
+      for (size_t i = 0; i < g.logits.size(); ++i) (g.labels[i] ? pos : neg).push_back(float(score(g, i)));
       macro += eval::roc_auc(pos, neg) / double(groups.size());
     }
     return macro;
   };
+  auto macro_auc = [&](double share) {
+    return macro_auc_of([&](const CalibrationGroup& g, size_t i) { return fused(g, i, share); });
+  };
   CalibrationFit fit;
+  fit.term = term;
   fit.network_macro_auc = fit.macro_auc = macro_auc(0);
-  if (pooled_term)
+  if (term == PooledTerm::refit)
     for (int step = 1; step <= 9; ++step)
       if (const double m = macro_auc(step / 10.0); m > fit.macro_auc + 1e-12) fit.macro_auc = m, fit.pooled_share = step / 10.0;
   const double share = fit.pooled_share;
@@ -250,10 +272,7 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, bool
   c.pooled_weight = float(platt.scale * share / c_sd);
   c.pooled_center = float(c_mean);
   c.bias = platt.bias;
-  // The verdict threshold: the best mean accuracy over the groups.
-  fit.mean_accuracy = -1;
-  for (int step = 2; step <= 98; ++step) {
-    const double t = step / 100.0;
+  auto mean_accuracy_at = [&](double t) {
     double mean = 0;
     for (const auto& g : groups) {
       size_t right = 0;
@@ -261,9 +280,115 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, bool
         right += (c.probability(g.logits[i], g.cosines[i]) >= t) == (g.labels[i] == 1);
       mean += double(right) / double(g.logits.size()) / double(groups.size());
     }
-    if (mean > fit.mean_accuracy + 1e-12) fit.mean_accuracy = mean, c.threshold = float(t);
+    return mean;
+  };
+  // The verdict threshold: the best mean accuracy over the groups.
+  fit.mean_accuracy = -1;
+  for (int step = 2; step <= 98; ++step)
+    if (const double m = mean_accuracy_at(step / 100.0); m > fit.mean_accuracy + 1e-12)
+      fit.mean_accuracy = m, c.threshold = float(step / 100.0);
+  if (term == PooledTerm::penalty) {
+    // The hinge's weight by weighted maximum likelihood (Newton steps, kept
+    // >= 0) with the network's scale, bias and threshold fixed.
+    double weight = 0;
+    for (int it = 0; it < 100; ++it) {
+      double grad = 0, hess = 1e-12;
+      size_t k = 0;
+      for (const auto& g : groups)
+        for (size_t i = 0; i < g.logits.size(); ++i, ++k) {
+          const double h = hinge(g.cosines[i]);
+          const double p = sigmoid(double(c.scale) * g.logits[i] + c.bias + weight * h);
+          grad += w[k] * (p - y[k]) * h, hess += w[k] * std::max(p * (1 - p), 1e-12) * h * h;
+        }
+      const double next = std::max(weight - grad / hess, 0.0);
+      const bool done = std::abs(next - weight) < 1e-10;
+      weight = next;
+      if (done) break;
+    }
+    c.pooled_weight = float(weight / c_sd);
+    const double macro = macro_auc_of(
+        [&](const CalibrationGroup& g, size_t i) { return c.probability(g.logits[i], g.cosines[i]); });
+    if (macro > fit.network_macro_auc + 1e-12) {
+      fit.macro_auc = macro;
+      // In the standardized sum's terms, the share the hinge's weight amounts to.
+      fit.pooled_share = weight / (weight + platt.scale);
+      fit.mean_accuracy = mean_accuracy_at(c.threshold);
+    } else {
+      c.pooled_weight = 0;  // the likelier fit ranks no better: the network alone
+    }
   }
   return fit;
+}
+
+namespace {
+
+// The network's logits of an F5, as a Verifier the pair scorer can run.
+class LogitScorer final : public verify::Verifier {
+ public:
+  explicit LogitScorer(const verify::AlignmentVerifier& f5) : f5_(f5) {}
+  float score(const verify::SimilarityMap& map) const override {
+    const verify::PairContext none;
+    return f5_.logits({&map, 1}, {&none, 1})[0];
+  }
+  std::vector<float> score_pairs(std::span<const verify::SimilarityMap> maps,
+                                 std::span<const verify::PairContext> context) const override {
+    return f5_.logits(maps, context);
+  }
+  bool uses_context() const override { return true; }
+  std::string encoder() const override { return f5_.encoder(); }
+  std::string spec() const override { return f5_.spec(); }
+  bool is_trained() const override { return f5_.is_trained(); }
+
+ private:
+  const verify::AlignmentVerifier& f5_;
+};
+
+std::map<std::string, SourceMetrics> metrics_at(const std::vector<CalibrationGroup>& groups,
+                                                const verify::Calibration& c) {
+  std::map<std::string, SourceMetrics> out;
+  for (const auto& g : groups) {
+    std::vector<float> p;
+    for (size_t i = 0; i < g.logits.size(); ++i) p.push_back(float(c.probability(g.logits[i], g.cosines[i])));
+    auto m = eval::binary_metrics(p, g.labels, c.threshold);
+    out[g.name] = {m.auc, *m.accuracy, m.best_accuracy, m.count};
+  }
+  return out;
+}
+
+}  // namespace
+
+RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
+                                const std::vector<LabelledGroup>& groups, PooledTerm term, size_t chunk) {
+  VERITY_CHECK(!groups.empty(), ConfigError, "recalibrate: no labelled groups");
+  search::check_verifier_encoder(verifier, encoder);
+  const auto t0 = Clock::now();
+  RecalibrationReport report;
+  report.previous = verifier.calibration();
+  const LogitScorer logits(verifier);
+  const verify::Verifier* scorers[] = {&logits, nullptr};  // nullptr: the pooled cosine
+  std::vector<CalibrationGroup> cgs;
+  for (const auto& g : groups) {
+    VERITY_CHECK(!g.pairs.empty(), ConfigError, "recalibrate: group ", g.name, " has no pairs");
+    size_t same = 0;
+    for (const auto& p : g.pairs) same += p.label == 1;
+    VERITY_CHECK(same > 0 && same < g.pairs.size(), ConfigError, "recalibrate: group ", g.name,
+                 " needs pairs of both labels (", same, " of ", g.pairs.size(), " are same-meaning)");
+    log("recalibrate: scoring ", g.pairs.size(), " pairs of ", g.name);
+    auto s = eval::score_labelled_pairs(g.pairs, encoder, scorers, chunk);
+    CalibrationGroup cg{g.name, std::move(s[0]), {}, {}};
+    for (size_t i = 0; i < g.pairs.size(); ++i) {
+      cg.cosines.push_back(s[1][i]);
+      cg.labels.push_back(g.pairs[i].label);
+    }
+    report.pairs += g.pairs.size();
+    cgs.push_back(std::move(cg));
+  }
+  report.fit = fit_calibration(cgs, term);
+  report.dev = metrics_at(cgs, report.fit.calibration);
+  if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
+  verifier.set_calibration(report.fit.calibration);
+  report.seconds = seconds_since(t0);
+  return report;
 }
 
 std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
@@ -491,13 +616,8 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     const auto& c = fit.calibration;
     model->set_calibration(c);
     report.fit = fit;
-    for (const auto& g : best_dev->groups) {
-      std::vector<float> p;
-      for (size_t i = 0; i < g.logits.size(); ++i) p.push_back(float(c.probability(g.logits[i], g.cosines[i])));
-      auto m = eval::binary_metrics(p, g.labels, c.threshold);
-      report.dev[g.name] = {m.auc, *m.accuracy, m.best_accuracy, m.count};
-    }
-    log("f5: calibration with pooled share ", fit.pooled_share, " (dev macro AUC ", fit.macro_auc,
+    report.dev = metrics_at(best_dev->groups, c);
+    log("f5: calibration with pooled term ", pooled_term_name(fit.term), ", share ", fit.pooled_share, " (dev macro AUC ", fit.macro_auc,
         ", network alone ", fit.network_macro_auc, "): scale ", c.scale, ", pooled weight ", c.pooled_weight,
         ", bias ", c.bias, ", threshold ", c.threshold, " (mean dev accuracy ", fit.mean_accuracy, ")");
   }

@@ -10,11 +10,13 @@
 // sources and the near-miss dev triples (AUC of positives over negatives).
 // Calibration: Platt scaling P = sigmoid(a·z + b) fitted on dev with every
 // source weighted equally; the threshold maximizes the mean per-source dev
-// accuracy of the verdicts. Formulas: docs/TRAINING.md ("F5").
+// accuracy of the verdicts. recalibrate() refits the calibration of a trained
+// file on other labelled pairs. Formulas: docs/TRAINING.md ("F5").
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,21 @@
 #include "verify/alignment_verifier.hpp"
 
 namespace verity::train {
+
+// How the pooled cosine enters the calibration (verify::Calibration's
+// one-sided term, min(cosine - dev mean, 0)).
+enum class PooledTerm {
+  none,     // Platt scaling of the network's logit alone
+  penalty,  // the network's own Platt scaling and threshold, then the term's weight
+            // by maximum likelihood with them fixed (none unless that raises the dev
+            // macro AUC): P can only fall, so no pair the network alone rejects
+            // becomes a match
+  refit,    // the term's share by dev macro AUC (a grid of tenths), then Platt
+            // scaling and the threshold refitted on the sum, which may lift pairs
+};
+// "none" | "penalty" | "refit" ("false" and "true" read as none and refit).
+PooledTerm parse_pooled_term(const std::string& text);
+const char* pooled_term_name(PooledTerm term);
 
 struct PairSourceData {
   std::string name;
@@ -39,10 +56,9 @@ struct AlignmentTrainOptions {
   double lr = 2e-3, weight_decay = 1e-4;
   double pooled_dropout = 0.1;  // share of training pairs shown without the pooled cosine
   size_t patience = 4;          // epochs without a dev gain before stopping (0 = never)
-  // Fit a pooled-cosine term beside the network's logit on dev (verify::
-  // Calibration); off (the default's recipe), the calibration rescales the
-  // logit alone.
-  bool pooled_term = false;
+  // A pooled-cosine term beside the network's logit in the dev calibration;
+  // none (the default's recipe) rescales the logit alone.
+  PooledTerm pooled_term = PooledTerm::none;
   uint64_t seed = 1;
   size_t encode_batch = 64;
   std::string sample_cache;     // maps + token identities of every pair, reused across runs ("" = none)
@@ -74,16 +90,17 @@ struct CalibrationGroup {
 
 struct CalibrationFit {
   verify::Calibration calibration;
+  PooledTerm term = PooledTerm::none;
   double pooled_share = 0;       // of the pooled cosine in the standardized sum (0 = the network alone)
   double macro_auc = 0;          // over the groups, of the calibrated score
   double network_macro_auc = 0;  // of the network's logit alone
   double mean_accuracy = 0;      // of the verdicts at the threshold, mean over the groups
 };
 
-// Calibration on dev, every group weighing the same: the pooled share (a grid
-// of tenths; 0 unless pooled_term) with the best macro AUC, Platt scaling of
-// that sum, then the threshold with the best mean verdict accuracy.
-CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, bool pooled_term);
+// Calibration on dev, every group weighing the same: Platt scaling, then the
+// threshold with the best mean verdict accuracy, with the pooled term as
+// `term` says (PooledTerm).
+CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term);
 
 struct AlignmentTrainReport {
   std::vector<AlignmentEpoch> epochs;
@@ -104,5 +121,28 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     const verify::AlignmentConfig& config, const encode::Encoder& encoder, const std::vector<PairSourceData>& sources,
     const std::vector<data::Triple>& train_triples, const std::vector<data::Triple>& dev_triples,
     const AlignmentTrainOptions& options, const std::string& provenance, AlignmentTrainReport& report);
+
+// Labelled pairs of one dev group (a pair source, or near-miss triples as
+// (query, positive) = 1 and (query, negative) = 0 pairs).
+struct LabelledGroup {
+  std::string name;
+  std::vector<data::LabelledPair> pairs;
+};
+
+struct RecalibrationReport {
+  CalibrationFit fit;                               // the new calibration, on these groups
+  std::optional<verify::Calibration> previous;      // the file's own, if it had one
+  std::map<std::string, SourceMetrics> dev, previous_dev;  // per group, at each calibration's threshold
+  size_t pairs = 0;
+  double seconds = 0;
+};
+
+// Refits a trained F5's calibration on labelled groups (fit_calibration) from
+// its network's logits and the pooled cosines of `encoder`, which must be the
+// encoder the file records (ConfigError naming both otherwise). The network is
+// unchanged; the verifier gets the new calibration. SIGINT stops between
+// chunks (Interrupted).
+RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
+                                const std::vector<LabelledGroup>& groups, PooledTerm term, size_t chunk = 64);
 
 }  // namespace verity::train

@@ -51,7 +51,7 @@ CalibrationGroup synthetic_group(const std::string& name, bool cosine_informs, b
 TEST(F5Calibration, PooledTermIsFittedWhereTheCosineInforms) {
   std::vector<CalibrationGroup> groups = {synthetic_group("cosine-only", true, false, 1),
                                           synthetic_group("logit-only", false, true, 2)};
-  const auto fit = fit_calibration(groups, true);
+  const auto fit = fit_calibration(groups, PooledTerm::refit);
   EXPECT_GT(fit.pooled_share, 0.0);
   EXPECT_LT(fit.pooled_share, 1.0);
   EXPECT_GT(fit.calibration.pooled_weight, 0.0f);
@@ -75,17 +75,58 @@ TEST(F5Calibration, PooledTermIsFittedWhereTheCosineInforms) {
 // alone; an unknown cosine adds nothing to the probability.
 TEST(F5Calibration, NoPooledTermWhenOffOrUninformative) {
   std::vector<CalibrationGroup> groups = {synthetic_group("a", true, false, 3), synthetic_group("b", false, true, 4)};
-  auto fit = fit_calibration(groups, false);
+  auto fit = fit_calibration(groups, PooledTerm::none);
   EXPECT_EQ(fit.pooled_share, 0.0);
   EXPECT_EQ(fit.calibration.pooled_weight, 0.0f);
   EXPECT_DOUBLE_EQ(fit.macro_auc, fit.network_macro_auc);
-  fit = fit_calibration({synthetic_group("noise", false, true, 5)}, true);
+  fit = fit_calibration({synthetic_group("noise", false, true, 5)}, PooledTerm::refit);
   EXPECT_LE(fit.pooled_share, 0.2);
   const auto& c = fit.calibration;
   EXPECT_DOUBLE_EQ(c.probability(1.5f, std::nan("")), 1 / (1 + std::exp(-(double(c.scale) * 1.5f + c.bias))));
-  EXPECT_THROW(fit_calibration({}, true), ConfigError);
+  EXPECT_THROW(fit_calibration({}, PooledTerm::refit), ConfigError);
   CalibrationGroup bad{"bad", {1.0f}, {}, {1}};
-  EXPECT_THROW(fit_calibration({bad}, true), ConfigError);
+  EXPECT_THROW(fit_calibration({bad}, PooledTerm::penalty), ConfigError);
+  EXPECT_THROW(parse_pooled_term("maybe"), ConfigError);
+  EXPECT_EQ(parse_pooled_term("true"), PooledTerm::refit);
+  EXPECT_EQ(parse_pooled_term("false"), PooledTerm::none);
+}
+
+// The penalty keeps the network's own Platt scaling and threshold and only
+// lowers P: no pair the network alone rejects becomes a match, and where a
+// low cosine marks the negatives the AUC rises.
+TEST(F5Calibration, PenaltyOnlyLowersTheNetworksProbability) {
+  // Where the network is weak, the negatives' cosines are low; where it is
+  // strong, every cosine is high (as on near-misses), so the hinge is silent.
+  std::vector<CalibrationGroup> groups = {synthetic_group("weak", true, false, 6),
+                                          synthetic_group("strong", false, true, 7)};
+  for (auto& c : groups[1].cosines) c = 0.9 + 0.1 * (c - 0.7);
+  const auto none = fit_calibration(groups, PooledTerm::none);
+  const auto pen = fit_calibration(groups, PooledTerm::penalty);
+  EXPECT_EQ(pen.term, PooledTerm::penalty);
+  EXPECT_FLOAT_EQ(pen.calibration.scale, none.calibration.scale);
+  EXPECT_FLOAT_EQ(pen.calibration.bias, none.calibration.bias);
+  EXPECT_FLOAT_EQ(pen.calibration.threshold, none.calibration.threshold);
+  EXPECT_GT(pen.calibration.pooled_weight, 0.0f);
+  EXPECT_GT(pen.pooled_share, 0.0);
+  EXPECT_GT(pen.macro_auc, none.macro_auc + 0.05);
+  EXPECT_NEAR((auc_of(groups[0], pen.calibration) + auc_of(groups[1], pen.calibration)) / 2, pen.macro_auc, 1e-6);
+  size_t lowered = 0;
+  for (const auto& g : groups)
+    for (size_t i = 0; i < g.logits.size(); ++i) {
+      const double p = pen.calibration.probability(g.logits[i], g.cosines[i]),
+                   p0 = none.calibration.probability(g.logits[i], g.cosines[i]);
+      ASSERT_LE(p, p0 + 1e-12);
+      if (p0 < none.calibration.threshold) {
+        EXPECT_LT(p, pen.calibration.threshold);
+      }
+      lowered += p < p0 - 1e-6;
+    }
+  EXPECT_GT(lowered, 100u);
+  // Where the cosine only adds noise to the ranking, the network stands alone.
+  const auto noise = fit_calibration({synthetic_group("a", false, true, 8), synthetic_group("b", false, true, 9)},
+                                     PooledTerm::penalty);
+  EXPECT_EQ(noise.calibration.pooled_weight, 0.0f);
+  EXPECT_DOUBLE_EQ(noise.macro_auc, noise.network_macro_auc);
 }
 
 // train-verifier --verifier f5 on a tiny BERT: the summary carries the
@@ -127,7 +168,8 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   const auto& cal = j.at("calibration");
   for (const char* key : {"scale", "bias", "threshold", "pooled_weight", "pooled_center", "pooled_share", "dev_macro_auc"})
     EXPECT_TRUE(cal.contains(key)) << key;
-  EXPECT_TRUE(j.at("options").at("pooled_term").get<bool>());
+  EXPECT_EQ(j.at("options").at("pooled_term").get<std::string>(), "refit");  // "true" is refit
+  EXPECT_EQ(cal.at("pooled_term").get<std::string>(), "refit");
   // The epoch is chosen by the calibrated score's dev macro AUC.
   EXPECT_NEAR(j.at("best_dev_macro_auc").get<double>(), cal.at("dev_macro_auc").get<double>(), 1e-9);
   ASSERT_FALSE(j.at("epoch_log").empty());
@@ -143,7 +185,54 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("calibration").at("pooled_weight").get<double>(), 0.0);
   EXPECT_EQ(j.at("calibration").at("pooled_share").get<double>(), 0.0);
-  EXPECT_FALSE(j.at("options").at("pooled_term").get<bool>());
+  EXPECT_EQ(j.at("options").at("pooled_term").get<std::string>(), "none");
   EXPECT_EQ(verify::AlignmentVerifier::load(out)->calibration()->pooled_weight, 0.0f);
+
+  // calibrate refits that file's calibration on labelled pairs: the network is
+  // unchanged, the provenance keeps the training run, the summary reports both
+  // calibrations.
+  const auto recal = (dir / "f5-recal.valn").string();
+  r = verity_test::run("calibrate --verifier " + out + " --dev-pairs " + train + " --dev-triples " + triples +
+                       " --encoder bert:" + encoder + " --pooled-term penalty --out " + recal + " --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("pairs").get<size_t>(), 10u);
+  EXPECT_EQ(j.at("calibration").at("pooled_term").get<std::string>(), "penalty");
+  for (const char* key : {"scale", "bias", "threshold", "pooled_weight", "pooled_center", "dev_macro_auc",
+                          "network_macro_auc", "mean_accuracy"})
+    EXPECT_TRUE(j.at("calibration").contains(key)) << key;
+  EXPECT_TRUE(j.at("previous_calibration").is_object());
+  EXPECT_TRUE(j.at("dev").contains("nearmiss"));
+  EXPECT_EQ(j.at("dev").size(), 2u);  // the train file's source and the triples
+  EXPECT_EQ(j.at("previous_dev").size(), 2u);
+  const auto before = verify::AlignmentVerifier::load(out), after = verify::AlignmentVerifier::load(recal);
+  EXPECT_FLOAT_EQ(after->calibration()->threshold, j.at("calibration").at("threshold").get<float>());
+  EXPECT_FLOAT_EQ(after->calibration()->pooled_weight, j.at("calibration").at("pooled_weight").get<float>());
+  EXPECT_EQ(after->parameter_count(), before->parameter_count());
+  EXPECT_EQ(after->encoder(), before->encoder());
+  const auto prov = nlohmann::json::parse(after->provenance());
+  EXPECT_TRUE(prov.at("recalibrated").contains("argv"));
+  EXPECT_EQ(prov.at("trained"), nlohmann::json::parse(before->provenance()));
+
+  // Maps of another encoder than the file's are refused, naming both.
+  auto other = verify::AlignmentVerifier::load(out);
+  other->set_encoder("some-other-encoder@0123");
+  const auto other_path = (dir / "f5-other.valn").string();
+  other->save(other_path);
+  r = verity_test::run("calibrate --verifier " + other_path + " --dev-pairs " + train + " --encoder bert:" + encoder +
+                       " --out " + recal + " --quiet");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("some-other-encoder@0123"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(before->encoder()), std::string::npos) << r.err;
+  // Not an F5 file; no labelled input; an unknown pooled term.
+  r = verity_test::run("calibrate --verifier " + train + " --dev-pairs " + train + " --out " + recal + " --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("not an F5 file"), std::string::npos) << r.err;
+  r = verity_test::run("calibrate --verifier " + out + " --out " + recal + " --quiet");
+  EXPECT_EQ(r.status, 2);
+  r = verity_test::run("calibrate --verifier " + out + " --dev-pairs " + train + " --pooled-term maybe --out " +
+                       recal + " --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("maybe"), std::string::npos) << r.err;
   fs::remove_all(dir);
 }

@@ -1,0 +1,156 @@
+// verity calibrate: refits a trained F5's calibration (P(same) and its verdict
+// threshold) on labelled pairs, e.g. a user's own domain, without retraining
+// the network. Details: docs/TRAINING.md ("Recalibrating a verifier").
+#include <filesystem>
+#include <map>
+
+#include "cli/command.hpp"
+#include "cli/labelled_inputs.hpp"
+#include "core/crc32c.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "data/labelled_pairs.hpp"
+#include "data/triples.hpp"
+#include "encode/registry.hpp"
+#include "train/alignment_training.hpp"
+#include "verify/alignment_verifier.hpp"
+
+namespace verity::cli {
+namespace {
+
+struct CalibrateArgs {
+  CommonFlags common;
+  std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none";
+  std::vector<std::string> dev_pairs;
+  size_t max_pairs_per_source = 0, chunk = 64;
+  uint64_t seed = 1;
+};
+
+nlohmann::json calibration_json(const verify::Calibration& c) {
+  return {{"scale", c.scale},
+          {"bias", c.bias},
+          {"threshold", c.threshold},
+          {"pooled_weight", c.pooled_weight},
+          {"pooled_center", c.pooled_center}};
+}
+
+nlohmann::json metrics_json(const std::map<std::string, train::SourceMetrics>& by_group) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, m] : by_group)
+    out[name] = {{"auc", m.auc}, {"accuracy", m.accuracy}, {"best_accuracy", m.best_accuracy}, {"count", m.count}};
+  return out;
+}
+
+void run_calibrate(CalibrateArgs& a) {
+  apply_common_flags(a.common);
+  install_interrupt_handler();
+  const auto term = train::parse_pooled_term(a.pooled_term);
+  VERITY_CHECK(!a.dev_pairs.empty() || !a.dev_triples.empty(), ConfigError,
+               "calibrate: give labelled pairs (--dev-pairs) or near-miss triples (--dev-triples)");
+  VERITY_CHECK(verify::is_alignment_verifier_file(a.verifier), ConfigError, "--verifier ", a.verifier,
+               ": not an F5 file (calibrate refits F5's calibration; F0-F2 and F3/F4 have none)");
+  auto verifier = verify::AlignmentVerifier::load(a.verifier);
+  VERITY_CHECK(verifier->is_trained(), ConfigError, "--verifier ", a.verifier, ": untrained weights");
+
+  nlohmann::json inputs = nlohmann::json::array();
+  std::map<std::string, std::vector<data::LabelledPair>> by_source;
+  for (const auto& path : a.dev_pairs) {
+    auto f = data::read_labelled_pairs(path, true);
+    if (f.skipped) log("warning: ", path, ": skipped ", f.skipped, " invalid line(s), e.g. ", f.skip_examples.front());
+    const auto name = pair_source_name(f);
+    inputs.push_back({{"path", std::filesystem::path(path).filename().string()},
+                      {"fnv1a64", hex64(f.content_hash)},
+                      {"pairs", f.pairs.size()},
+                      {"source", name}});
+    auto& dest = by_source[name];
+    dest.insert(dest.end(), f.pairs.begin(), f.pairs.end());
+  }
+  std::vector<train::LabelledGroup> groups;
+  for (auto& [name, pairs] : by_source)  // the sample train-verifier --seed S draws for its dev pairs
+    groups.push_back({name, seeded_sample(std::move(pairs), a.max_pairs_per_source, a.seed + 1)});
+  if (!a.dev_triples.empty()) {
+    auto f = data::read_triples(a.dev_triples);
+    inputs.push_back({{"path", std::filesystem::path(a.dev_triples).filename().string()},
+                      {"fnv1a64", hex64(f.content_hash)},
+                      {"triples", f.triples.size()},
+                      {"source", "nearmiss"}});
+    train::LabelledGroup g{"nearmiss", {}};
+    for (const auto& t : f.triples) {
+      g.pairs.push_back({t.query, t.positive, 1, "", "nearmiss"});
+      g.pairs.push_back({t.query, t.negative, 0, "", "nearmiss"});
+    }
+    groups.push_back(std::move(g));
+  }
+  auto encoder = encode::make_encoder(a.encoder);
+  auto report = train::recalibrate(*verifier, *encoder, groups, term, a.chunk);
+
+  // The file keeps how its network was trained and adds how it was recalibrated.
+  nlohmann::json trained;
+  try {
+    trained = nlohmann::json::parse(verifier->provenance());
+  } catch (const nlohmann::json::exception&) {
+    trained = verifier->provenance();
+  }
+  const nlohmann::json recalibration = {{"argv", invocation()},
+                                        {"inputs", inputs},
+                                        {"pooled_term", train::pooled_term_name(term)},
+                                        {"max_pairs_per_source", a.max_pairs_per_source},
+                                        {"seed", a.seed}};
+  verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
+  verifier->save(a.out);
+
+  const auto& fit = report.fit;
+  auto calibration = calibration_json(fit.calibration);
+  calibration.update({{"pooled_term", train::pooled_term_name(fit.term)},
+                      {"pooled_share", fit.pooled_share},
+                      {"dev_macro_auc", fit.macro_auc},
+                      {"network_macro_auc", fit.network_macro_auc},
+                      {"mean_accuracy", fit.mean_accuracy}});
+  log("calibrate: ", report.pairs, " pairs in ", groups.size(), " groups; threshold ", fit.calibration.threshold,
+      ", pooled weight ", fit.calibration.pooled_weight, ", dev macro AUC ", fit.macro_auc, " (network alone ",
+      fit.network_macro_auc, "); wrote ", a.out);
+  if (!a.common.json) return;
+  print_json({{"verifier", std::filesystem::path(a.verifier).filename().string()},
+              {"out", a.out},
+              {"encoder", verifier->encoder()},
+              {"pairs", report.pairs},
+              {"inputs", inputs},
+              {"calibration", calibration},
+              {"previous_calibration",
+               report.previous ? calibration_json(*report.previous) : nlohmann::json(nullptr)},
+              {"dev", metrics_json(report.dev)},
+              {"previous_dev", metrics_json(report.previous_dev)},
+              {"seconds", report.seconds}});
+}
+
+void setup_calibrate(CLI::App& app) {
+  auto a = std::make_shared<CalibrateArgs>();
+  auto* cmd = app.add_subcommand(
+      "calibrate", "Refit a trained F5 verifier's calibration (P(same), verdict threshold) on labelled pairs");
+  cmd->add_option("--verifier", a->verifier, "Trained F5 file (.valn) to recalibrate")->required();
+  cmd->add_option("--out", a->out, "Recalibrated F5 file to write (atomically; may be --verifier itself)")
+      ->required();
+  cmd->add_option("--dev-pairs", a->dev_pairs,
+                  "Labelled pair JSONL {a, b, label} (repeatable; one group per source, each weighing the same)");
+  cmd->add_option("--dev-triples", a->dev_triples,
+                  "Near-miss triples JSONL: (query, positive) same, (query, negative) not, as one more group");
+  cmd->add_option("--encoder", a->encoder, "Encoder the verifier was trained on (its file records it)")
+      ->capture_default_str();
+  cmd->add_option("--pooled-term", a->pooled_term,
+                  "none | penalty (a low pooled cosine lowers P; the network's threshold) | refit")
+      ->capture_default_str();
+  cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
+                  "Seeded cap on the pairs of each source (0: all); with --seed, the sample train-verifier's "
+                  "--max-dev-pairs-per-source draws")
+      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the capped sample")->capture_default_str();
+  cmd->add_option("--chunk", a->chunk, "Pairs encoded per batch")->capture_default_str();
+  add_common_flags(cmd, a->common);
+  cmd->callback([a] { run_calibrate(*a); });
+}
+
+}  // namespace
+
+VERITY_REGISTER_COMMAND("calibrate", setup_calibrate);
+
+}  // namespace verity::cli
