@@ -596,6 +596,9 @@ TEST_F(ServeTest, StopWaitsForASlowInFlightVerification) {
   require_models();
   serve::ServerOptions o;
   o.pipeline.verifier = "f1";
+  // What is tested is stop(), not the request time limit: under a sanitizer on
+  // a loaded machine the verification can take longer than the default 30 s.
+  o.request_timeout_s = 1800;
   Running s(full_dir(), o);
   std::vector<std::string> candidates(64, std::string(400, 'x') + " measles vaccination mortality");
   json body = {{"query", "measles vaccine mortality"}, {"candidates", candidates}};
