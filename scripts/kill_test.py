@@ -17,8 +17,8 @@ checkpoint every step), cache-put (verity cache put --jsonl into the semantic ca
 SQLite database, which commits every 256 entries: a kill may also leave "partial", the
 older entries plus whole committed batches, which the contract allows).
 
-  scripts/kill_test.py [--kills 100] [--writers index,train-verifier,train-encoder]
-                       [--seed 1] [--verity BIN] [--out REPORT.json] [--keep]
+  scripts/kill_test.py [--kills 100] [--writers index,train-verifier,train-encoder,cache-put]
+                       [--seed 1] [--verity BIN] [--out REPORT.json] [--keep] [--quiet]
 """
 import argparse
 import datetime
@@ -508,6 +508,7 @@ def main():
                                                       "verity"))
     ap.add_argument("--out", default="")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines (failures and summaries still print)")
     a = ap.parse_args()
     names = [n for n in a.writers.split(",") if n]
     unknown = [n for n in names if n not in WRITERS]
@@ -533,6 +534,9 @@ def main():
                 bad = [k for k, v in r["states"].items() if v["state"] == "corrupt"]
                 if bad or not r["resume_ok"]:
                     print(f"kill_test: {n} trial {t}: {json.dumps(r)}", file=sys.stderr, flush=True)
+                elif not a.quiet and ((t + 1) % 10 == 0 or t + 1 == a.kills):
+                    corrupt = sum(v["state"] == "corrupt" for x in trials for v in x["states"].values())
+                    print(f"kill_test: {n}: {t + 1}/{a.kills} trials, {corrupt} corrupt", file=sys.stderr, flush=True)
             counts, lost_old = {}, 0
             for r in trials:
                 for k, v in r["states"].items():

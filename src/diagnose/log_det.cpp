@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 #include "diagnose/detail/kernels.hpp"
 
@@ -11,16 +12,8 @@ namespace {
 
 using detail::dot;
 
-// The kernels are compiled twice, for AVX2 and for the baseline, and picked at
-// load time (GCC function multi-versioning). No FMA: both versions round alike.
-#define VERITY_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
-
-VERITY_SIMD_CLONES void gram_lower(const double* x, size_t rows, size_t cols, double* out) {
-  detail::gram_lower(x, rows, cols, out);
-}
-
 // Returns false with *bad = the pivot (and its value) that was not positive.
-VERITY_SIMD_CLONES bool cholesky_in_place(double* a, size_t m, double* log_det, size_t* bad, double* bad_value) {
+VERITY_KERNEL bool cholesky_body(double* a, size_t m, double* log_det, size_t* bad, double* bad_value) {
   // Row-major lower factor in place: L_ij = (A_ij - <L_i, L_j>_{<j}) / L_jj.
   *log_det = 0;
   for (size_t j = 0; j < m; ++j) {
@@ -40,6 +33,35 @@ VERITY_SIMD_CLONES bool cholesky_in_place(double* a, size_t m, double* log_det, 
     }
   }
   return true;
+}
+
+// The kernels are compiled twice, for AVX2 and for the baseline, and picked at
+// run time (core/cpu_features.hpp). No FMA: both versions round alike. Not
+// GCC's target_clones: its ifunc resolver runs while the program is loaded,
+// before a sanitizer's runtime is up, and the TSan build crashed in it.
+#define VERITY_AVX2_CLONE __attribute__((target("avx2")))
+
+VERITY_AVX2_CLONE void gram_lower_avx2(const double* x, size_t rows, size_t cols, double* out) {
+  detail::gram_lower(x, rows, cols, out);
+}
+void gram_lower_portable(const double* x, size_t rows, size_t cols, double* out) {
+  detail::gram_lower(x, rows, cols, out);
+}
+VERITY_AVX2_CLONE bool cholesky_avx2(double* a, size_t m, double* log_det, size_t* bad, double* bad_value) {
+  return cholesky_body(a, m, log_det, bad, bad_value);
+}
+bool cholesky_portable(double* a, size_t m, double* log_det, size_t* bad, double* bad_value) {
+  return cholesky_body(a, m, log_det, bad, bad_value);
+}
+
+bool use_avx2() { return best_isa() != Isa::portable; }
+
+void gram_lower(const double* x, size_t rows, size_t cols, double* out) {
+  (use_avx2() ? gram_lower_avx2 : gram_lower_portable)(x, rows, cols, out);
+}
+
+bool cholesky_in_place(double* a, size_t m, double* log_det, size_t* bad, double* bad_value) {
+  return (use_avx2() ? cholesky_avx2 : cholesky_portable)(a, m, log_det, bad, bad_value);
 }
 
 void check_shapes(std::span<const double> r, size_t n, size_t d, std::span<const double> w) {

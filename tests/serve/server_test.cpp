@@ -596,8 +596,8 @@ TEST_F(ServeTest, StopWaitsForASlowInFlightVerification) {
   require_models();
   serve::ServerOptions o;
   o.pipeline.verifier = "f1";
-  // What is tested is stop(), not the request time limit: under a sanitizer on
-  // a loaded machine the verification can take longer than the default 30 s.
+  // What is tested is stop(), not the time limits: under a sanitizer on a
+  // loaded machine the verification can take longer than the default 30 s.
   o.request_timeout_s = 1800;
   Running s(full_dir(), o);
   std::vector<std::string> candidates(64, std::string(400, 'x') + " measles vaccination mortality");
@@ -605,6 +605,7 @@ TEST_F(ServeTest, StopWaitsForASlowInFlightVerification) {
   int status = 0;
   std::thread client([&] {
     auto c = s.client();
+    c.set_read_timeout(1800);
     auto r = c.Post("/verify", body.dump(), "application/json");
     status = r ? r->status : -1;
   });

@@ -8,9 +8,9 @@
 
 namespace verity::diagnose::detail {
 
-// Always inlined: they are compiled into each target clone of their callers
-// (log_det.cpp), and an out-of-line copy would pass 32-byte vectors with one
-// clone's calling convention to the other.
+// Always inlined: they are compiled into each instruction-set version of their
+// callers (log_det.cpp), and an out-of-line copy would pass 32-byte vectors
+// with one version's calling convention to the other.
 #define VERITY_KERNEL inline __attribute__((always_inline))
 
 typedef double v4d __attribute__((vector_size(32)));
