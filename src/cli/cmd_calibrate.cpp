@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cli/command.hpp"
+#include "cli/f5_report_json.hpp"
 #include "cli/labelled_inputs.hpp"
 #include "core/crc32c.hpp"
 #include "core/error.hpp"
@@ -25,21 +26,6 @@ struct CalibrateArgs {
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
 };
-
-nlohmann::json calibration_json(const verify::Calibration& c) {
-  return {{"scale", c.scale},
-          {"bias", c.bias},
-          {"threshold", c.threshold},
-          {"pooled_weight", c.pooled_weight},
-          {"pooled_center", c.pooled_center}};
-}
-
-nlohmann::json metrics_json(const std::map<std::string, train::SourceMetrics>& by_group) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, m] : by_group)
-    out[name] = {{"auc", m.auc}, {"accuracy", m.accuracy}, {"best_accuracy", m.best_accuracy}, {"count", m.count}};
-  return out;
-}
 
 void run_calibrate(CalibrateArgs& a) {
   apply_common_flags(a.common);
@@ -100,12 +86,8 @@ void run_calibrate(CalibrateArgs& a) {
   verifier->save(a.out);
 
   const auto& fit = report.fit;
-  auto calibration = calibration_json(fit.calibration);
-  calibration.update({{"pooled_term", train::pooled_term_name(fit.term)},
-                      {"pooled_share", fit.pooled_share},
-                      {"dev_macro_auc", fit.macro_auc},
-                      {"network_macro_auc", fit.network_macro_auc},
-                      {"mean_accuracy", fit.mean_accuracy}});
+  auto calibration = calibration_fit_json(fit);
+  calibration.update({{"network_macro_auc", fit.network_macro_auc}, {"mean_accuracy", fit.mean_accuracy}});
   log("calibrate: ", report.pairs, " pairs in ", groups.size(), " groups; threshold ", fit.calibration.threshold,
       ", pooled weight ", fit.calibration.pooled_weight, ", dev macro AUC ", fit.macro_auc, " (network alone ",
       fit.network_macro_auc, "); wrote ", a.out);
@@ -118,8 +100,8 @@ void run_calibrate(CalibrateArgs& a) {
               {"calibration", calibration},
               {"previous_calibration",
                report.previous ? calibration_json(*report.previous) : nlohmann::json(nullptr)},
-              {"dev", metrics_json(report.dev)},
-              {"previous_dev", metrics_json(report.previous_dev)},
+              {"dev", dev_metrics_json(report.dev)},
+              {"previous_dev", dev_metrics_json(report.previous_dev)},
               {"seconds", report.seconds}});
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "cli/command.hpp"
+#include "cli/f5_report_json.hpp"
 #include "cli/labelled_inputs.hpp"
 #include "core/crc32c.hpp"
 #include "core/log.hpp"
@@ -163,9 +164,6 @@ void run_train_f5(TrainVerifierArgs& a) {
     epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"dev_macro_auc", e.dev_macro_auc},
                       {"dev_network_macro_auc", e.dev_network_macro_auc},
                       {"dev_auc", e.dev_auc}, {"seconds", e.seconds}});
-  nlohmann::json dev = nlohmann::json::object();
-  for (const auto& [name, m] : report.dev)
-    dev[name] = {{"auc", m.auc}, {"accuracy", m.accuracy}, {"best_accuracy", m.best_accuracy}, {"count", m.count}};
   nlohmann::json summary = provenance;
   summary.update({{"out", a.out},
                   {"parameters", model->parameter_count()},
@@ -176,16 +174,8 @@ void run_train_f5(TrainVerifierArgs& a) {
                   {"steps", report.steps},
                   {"best_epoch", report.best_epoch},
                   {"best_dev_macro_auc", report.best_dev_macro_auc},
-                  {"calibration",
-                   {{"scale", report.fit.calibration.scale},
-                    {"bias", report.fit.calibration.bias},
-                    {"threshold", report.fit.calibration.threshold},
-                    {"pooled_weight", report.fit.calibration.pooled_weight},
-                    {"pooled_center", report.fit.calibration.pooled_center},
-                    {"pooled_share", report.fit.pooled_share},
-                    {"pooled_term", train::pooled_term_name(report.fit.term)},
-                    {"dev_macro_auc", report.fit.macro_auc}}},
-                  {"dev", dev},
+                  {"calibration", calibration_fit_json(report.fit)},
+                  {"dev", dev_metrics_json(report.dev)},
                   {"dev_nearmiss_pairwise_acc", report.dev_nearmiss_by_type},
                   {"encode_seconds", report.encode_seconds},
                   {"train_seconds", report.train_seconds},
