@@ -7,6 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="${ASAN_BUILD_DIR:-$root/build-asan}"
 jobs="${VERITY_BUILD_JOBS:-$(nproc)}"
+bash "$root/scripts/setup.sh" --sanitizers
 source "$root/scripts/sanitizer_env.sh"
 if [ ! -f "$dir/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

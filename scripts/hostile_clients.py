@@ -136,7 +136,7 @@ def main():
             "check": "GET /health while slow clients trickle headers (slowloris)",
             "command": " ".join(["scripts/hostile_clients.py"] + sys.argv[1:]),
             "date": datetime.date.today().isoformat(),
-            "verity": a.verity,
+            "verity": os.path.relpath(a.verity, ROOT),  # relative: reports are committed
             "slow_clients": a.slow, "duration_s": a.duration, "limit_s": a.limit,
             "slow_connections_made": stats["connections"],
             "slow_connections_cut_off_by_server": stats["cut_off_by_server"],

@@ -13,6 +13,7 @@ what="${1:-all}"
 [[ $# -gt 0 ]] && shift
 case "$what" in asan|tsan|all) ;; *) echo "usage: $0 [asan|tsan|all] [ctest args]" >&2; exit 2 ;; esac
 jobs="${VERITY_BUILD_JOBS:-$(nproc)}"
+bash "$root/scripts/setup.sh" --sanitizers
 source "$root/scripts/sanitizer_env.sh"
 export VERITY_REQUIRE_MODELS="${VERITY_REQUIRE_MODELS:-1}"
 # Tests under ASan/TSan run several times slower; ctest's own per-test limit applies.

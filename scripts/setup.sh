@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
 # Installs every system dependency verity needs (idempotent; run as root on Debian 12).
+#   scripts/setup.sh [--sanitizers]
+# --sanitizers adds clang, its runtimes and llvm, which only scripts/sanitize.sh and
+# scripts/fuzz.sh use (about 300 MB; the test command does not need them).
 set -euo pipefail
+sanitizers=0
+for arg in "$@"; do
+  case "$arg" in
+    --sanitizers) sanitizers=1 ;;
+    *) echo "usage: $0 [--sanitizers]" >&2; exit 2 ;;
+  esac
+done
 PKGS=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -15,9 +25,11 @@ PKGS=(
   liblink-grammar-dev link-grammar-dictionaries-en wordnet-dev wordnet-base  # verity perturb
   wrk  # scripts/load_test.sh, scripts/soak.sh: bounded loopback load runs of verity serve
   pybind11-dev python3-dev python3-pytest python3-venv python3-pip python3-setuptools python3-wheel  # the Python package
-  clang libclang-rt-14-dev llvm  # scripts/fuzz.sh, scripts/sanitize.sh: libFuzzer, ASan/UBSan/TSan, llvm-symbolizer
   libsimde-dev  # scripts/simd_emulation_check.sh: the AVX2/AVX-512 kernel paths tested on any x86 CPU
 )
+if [ "$sanitizers" = 1 ]; then
+  PKGS+=(clang libclang-rt-14-dev llvm)  # libFuzzer, ASan/UBSan/TSan, llvm-symbolizer
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -99,7 +99,7 @@ void run_calibrate(CalibrateArgs& a) {
               {"inputs", inputs},
               {"calibration", calibration},
               {"previous_calibration",
-               report.previous ? calibration_json(*report.previous) : nlohmann::json(nullptr)},
+               report.previous ? verify::calibration_json(*report.previous) : nlohmann::json(nullptr)},
               {"dev", dev_metrics_json(report.dev)},
               {"previous_dev", dev_metrics_json(report.previous_dev)},
               {"seconds", report.seconds}});
@@ -119,7 +119,8 @@ void setup_calibrate(CLI::App& app) {
   cmd->add_option("--encoder", a->encoder, "Encoder the verifier was trained on (its file records it)")
       ->capture_default_str();
   cmd->add_option("--pooled-term", a->pooled_term,
-                  "none | penalty (a low pooled cosine lowers P; the network's threshold) | refit")
+                  "none | penalty (a low pooled cosine lowers P; the network's threshold) | refit | gated (a high "
+                  "cosine raises P too, but never over the network's own threshold where it rejects)")
       ->capture_default_str();
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each source (0: all); with --seed, the sample train-verifier's "

@@ -495,7 +495,8 @@ void setup_train_verifier(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--pooled-term", a->pooled_term,
                   "F5 calibration: a pooled-cosine term beside the network's logit, fitted on dev: none | penalty "
-                  "(only lowers P; the network's threshold) | refit (share by dev AUC, Platt and threshold refitted)")
+                  "(only lowers P; the network's threshold) | refit (share by dev AUC, Platt and threshold refitted) | "
+                  "gated (a linear term that may raise P, gated by the network's own verdict)")
       ->capture_default_str();
   add_common_flags(cmd, a->common);
   cmd->callback([a] { run_train_verifier(*a); });

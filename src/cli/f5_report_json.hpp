@@ -10,18 +10,9 @@
 
 namespace verity::cli {
 
-// scale, bias, threshold, pooled_weight, pooled_center.
-inline nlohmann::json calibration_json(const verify::Calibration& c) {
-  return {{"scale", c.scale},
-          {"bias", c.bias},
-          {"threshold", c.threshold},
-          {"pooled_weight", c.pooled_weight},
-          {"pooled_center", c.pooled_center}};
-}
-
 // The calibration with how it was fitted: + pooled_term, pooled_share, dev_macro_auc.
 inline nlohmann::json calibration_fit_json(const train::CalibrationFit& fit) {
-  auto j = calibration_json(fit.calibration);
+  auto j = verify::calibration_json(fit.calibration);
   j.update({{"pooled_term", train::pooled_term_name(fit.term)},
             {"pooled_share", fit.pooled_share},
             {"dev_macro_auc", fit.macro_auc}});

@@ -191,7 +191,9 @@ verify::Calibration fit_platt(const std::vector<float>& z, const std::vector<int
     a = std::max(a, 1e-3);
     if (std::abs(da) + std::abs(db) < 1e-9) break;
   }
-  return {float(a), float(b), 0.5f};
+  verify::Calibration fitted;
+  fitted.scale = float(a), fitted.bias = float(b);
+  return fitted;
 }
 
 }  // namespace
@@ -200,13 +202,15 @@ PooledTerm parse_pooled_term(const std::string& text) {
   if (text == "none" || text == "false") return PooledTerm::none;
   if (text == "penalty") return PooledTerm::penalty;
   if (text == "refit" || text == "true") return PooledTerm::refit;
-  throw ConfigError(cat("pooled term '", text, "' is unknown (valid: none, penalty, refit)"));
+  if (text == "gated") return PooledTerm::gated;
+  throw ConfigError(cat("pooled term '", text, "' is unknown (valid: none, penalty, refit, gated)"));
 }
 
 const char* pooled_term_name(PooledTerm term) {
   switch (term) {
     case PooledTerm::penalty: return "penalty";
     case PooledTerm::refit: return "refit";
+    case PooledTerm::gated: return "gated";
     case PooledTerm::none: break;
   }
   return "none";
@@ -231,11 +235,15 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
   if (c_w > 0) c_mean /= c_w;
   const double c_sd = c_w > 0 ? std::sqrt(std::max(c_sq / c_w - c_mean * c_mean, 1e-12)) : 1.0;
   if (c_w == 0) term = PooledTerm::none;
-  // The verifier's hinge, standardized: only a cosine below the mean counts;
-  // an unknown cosine adds nothing.
-  auto hinge = [&](double c) { return std::isfinite(c) ? std::min(c - c_mean, 0.0) / c_sd : 0.0; };
+  const bool linear = term == PooledTerm::gated;
+  // The pooled term, standardized: the verifier's hinge (only a cosine below
+  // the mean counts) or, gated, the plain difference; an unknown cosine adds nothing.
+  auto pooled = [&](double c) {
+    if (!std::isfinite(c)) return 0.0;
+    return (linear ? c - c_mean : std::min(c - c_mean, 0.0)) / c_sd;
+  };
   auto fused = [&](const CalibrationGroup& g, size_t i, double share) {
-    return (1 - share) * g.logits[i] / z_sd + share * hinge(g.cosines[i]);
+    return (1 - share) * g.logits[i] / z_sd + share * pooled(g.cosines[i]);
   };
   auto macro_auc_of = [&](auto&& score) {
     double macro = 0;
@@ -246,33 +254,28 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
     }
     return macro;
   };
-  auto macro_auc = [&](double share) {
-    return macro_auc_of([&](const CalibrationGroup& g, size_t i) { return fused(g, i, share); });
-  };
-  CalibrationFit fit;
-  fit.term = term;
-  fit.network_macro_auc = fit.macro_auc = macro_auc(0);
-  if (term == PooledTerm::refit)
-    for (int step = 1; step <= 9; ++step)
-      if (const double m = macro_auc(step / 10.0); m > fit.macro_auc + 1e-12) fit.macro_auc = m, fit.pooled_share = step / 10.0;
-  const double share = fit.pooled_share;
-  std::vector<float> u;
   std::vector<int> y;
   std::vector<double> w;
   for (const auto& g : groups)
-    for (size_t i = 0; i < g.logits.size(); ++i) {
-      u.push_back(float(fused(g, i, share)));
-      y.push_back(g.labels[i]);
-      w.push_back(1.0 / double(g.logits.size()));
-    }
-  const auto platt = fit_platt(u, y, w);
-  // sigmoid(a·u + b) in the verifier's terms.
-  auto& c = fit.calibration;
-  c.scale = float(platt.scale * (1 - share) / z_sd);
-  c.pooled_weight = float(platt.scale * share / c_sd);
-  c.pooled_center = float(c_mean);
-  c.bias = platt.bias;
-  auto mean_accuracy_at = [&](double t) {
+    for (size_t i = 0; i < g.logits.size(); ++i) y.push_back(g.labels[i]), w.push_back(1.0 / double(g.logits.size()));
+  // Platt scaling of the standardized sum, in the verifier's terms.
+  auto platt_at = [&](double share) {
+    std::vector<float> u;
+    for (const auto& g : groups)
+      for (size_t i = 0; i < g.logits.size(); ++i) u.push_back(float(fused(g, i, share)));
+    const auto platt = fit_platt(u, y, w);
+    verify::Calibration c;
+    c.scale = float(platt.scale * (1 - share) / z_sd);
+    c.pooled_weight = float(platt.scale * share / c_sd);
+    c.pooled_center = float(c_mean);
+    c.pooled_form = linear ? verify::Calibration::PooledForm::linear : verify::Calibration::PooledForm::hinge;
+    c.bias = platt.bias;
+    return c;
+  };
+  auto probability_of = [](const verify::Calibration& c) {
+    return [&c](const CalibrationGroup& g, size_t i) { return c.probability(g.logits[i], g.cosines[i]); };
+  };
+  auto mean_accuracy_at = [&](const verify::Calibration& c, double t) {
     double mean = 0;
     for (const auto& g : groups) {
       size_t right = 0;
@@ -282,11 +285,41 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
     }
     return mean;
   };
-  // The verdict threshold: the best mean accuracy over the groups.
-  fit.mean_accuracy = -1;
-  for (int step = 2; step <= 98; ++step)
-    if (const double m = mean_accuracy_at(step / 100.0); m > fit.mean_accuracy + 1e-12)
-      fit.mean_accuracy = m, c.threshold = float(step / 100.0);
+  // The verdict threshold: the best mean accuracy over the groups, from `lowest` up.
+  auto choose_threshold = [&](verify::Calibration& c, double& accuracy, int lowest) {
+    accuracy = -1;
+    for (int step = lowest; step <= 98; ++step)
+      if (const double m = mean_accuracy_at(c, step / 100.0); m > accuracy + 1e-12)
+        accuracy = m, c.threshold = float(step / 100.0);
+  };
+  CalibrationFit fit;
+  fit.term = term;
+  fit.network_macro_auc = fit.macro_auc = macro_auc_of([&](const CalibrationGroup& g, size_t i) { return fused(g, i, 0); });
+  if (term == PooledTerm::refit)
+    for (int step = 1; step <= 9; ++step)
+      if (const double m = macro_auc_of([&](const CalibrationGroup& g, size_t i) { return fused(g, i, step / 10.0); });
+          m > fit.macro_auc + 1e-12)
+        fit.macro_auc = m, fit.pooled_share = step / 10.0;
+  auto& c = fit.calibration;
+  c = platt_at(fit.pooled_share);
+  choose_threshold(c, fit.mean_accuracy, 2);
+  if (term == PooledTerm::gated) {
+    // The network's own fit is the gate and its threshold the verdict
+    // threshold, so the verdicts are the network's own: the pooled term only
+    // orders pairs within each verdict (verify::CalibrationGate). The share
+    // kept has the best dev macro AUC of the gated probability, Platt scaling
+    // refitted for each.
+    const verify::CalibrationGate gate{c.scale, c.bias, c.threshold};
+    for (int step = 1; step <= 9; ++step) {
+      auto candidate = platt_at(step / 10.0);
+      candidate.gate = gate;
+      candidate.threshold = gate.threshold;
+      if (const double m = macro_auc_of(probability_of(candidate)); m > fit.macro_auc + 1e-12)
+        fit.macro_auc = m, fit.pooled_share = step / 10.0, c = candidate;
+    }
+    if (fit.pooled_share == 0) c.pooled_form = verify::Calibration::PooledForm::hinge;  // the network alone
+    fit.mean_accuracy = mean_accuracy_at(c, c.threshold);
+  }
   if (term == PooledTerm::penalty) {
     // The hinge's weight by weighted maximum likelihood (Newton steps, kept
     // >= 0) with the network's scale, bias and threshold fixed.
@@ -296,7 +329,7 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
       size_t k = 0;
       for (const auto& g : groups)
         for (size_t i = 0; i < g.logits.size(); ++i, ++k) {
-          const double h = hinge(g.cosines[i]);
+          const double h = pooled(g.cosines[i]);
           const double p = sigmoid(double(c.scale) * g.logits[i] + c.bias + weight * h);
           grad += w[k] * (p - y[k]) * h, hess += w[k] * std::max(p * (1 - p), 1e-12) * h * h;
         }
@@ -306,13 +339,12 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
       if (done) break;
     }
     c.pooled_weight = float(weight / c_sd);
-    const double macro = macro_auc_of(
-        [&](const CalibrationGroup& g, size_t i) { return c.probability(g.logits[i], g.cosines[i]); });
+    const double macro = macro_auc_of(probability_of(c));
     if (macro > fit.network_macro_auc + 1e-12) {
       fit.macro_auc = macro;
       // In the standardized sum's terms, the share the hinge's weight amounts to.
-      fit.pooled_share = weight / (weight + platt.scale);
-      fit.mean_accuracy = mean_accuracy_at(c.threshold);
+      fit.pooled_share = weight / (weight + double(c.scale) * z_sd);
+      fit.mean_accuracy = mean_accuracy_at(c, c.threshold);
     } else {
       c.pooled_weight = 0;  // the likelier fit ranks no better: the network alone
     }

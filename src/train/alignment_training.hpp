@@ -27,8 +27,8 @@
 
 namespace verity::train {
 
-// How the pooled cosine enters the calibration (verify::Calibration's
-// one-sided term, min(cosine - dev mean, 0)).
+// How the pooled cosine enters the calibration (verify::Calibration's pooled
+// term: the hinge min(cosine - dev mean, 0), or, gated, cosine - dev mean).
 enum class PooledTerm {
   none,     // Platt scaling of the network's logit alone
   penalty,  // the network's own Platt scaling and threshold, then the term's weight
@@ -37,8 +37,13 @@ enum class PooledTerm {
             // becomes a match
   refit,    // the term's share by dev macro AUC (a grid of tenths), then Platt
             // scaling and the threshold refitted on the sum, which may lift pairs
+  gated,    // a linear term, cosine - dev mean, so a high cosine raises P too,
+            // behind the network's own calibration as the gate
+            // (verify::CalibrationGate): the verdicts stay the network's, the
+            // term orders pairs within each verdict. Its share by the dev macro
+            // AUC of the gated probability (tenths, Platt refitted for each)
 };
-// "none" | "penalty" | "refit" ("false" and "true" read as none and refit).
+// "none" | "penalty" | "refit" | "gated" ("false" and "true" read as none and refit).
 PooledTerm parse_pooled_term(const std::string& text);
 const char* pooled_term_name(PooledTerm term);
 

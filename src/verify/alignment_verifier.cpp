@@ -18,7 +18,8 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 3;  // 2: lexicon features (LEXA); 3: pooled term in the calibration
+constexpr uint32_t kVersion = 4;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+                                  // 4: linear pooled term and gate (written only when used)
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -333,10 +334,37 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::untrained(const AlignmentC
 }
 
 double Calibration::probability(float logit, double cosine) const {
-  // Only a cosine below the center lowers P: a high cosine is no evidence of
-  // the same meaning (structural near-misses have the highest cosines).
-  const double pooled = std::isfinite(cosine) ? double(pooled_weight) * std::min(cosine - pooled_center, 0.0) : 0.0;
-  return 1.0 / (1.0 + std::exp(-(double(scale) * logit + pooled + bias)));
+  double pooled = 0;
+  if (std::isfinite(cosine)) {
+    const double d = cosine - pooled_center;
+    pooled = double(pooled_weight) * (pooled_form == PooledForm::linear ? d : std::min(d, 0.0));
+  }
+  const double p = 1.0 / (1.0 + std::exp(-(double(scale) * logit + pooled + bias)));
+  if (!gate) return p;
+  const double own = 1.0 / (1.0 + std::exp(-(double(gate->scale) * logit + gate->bias)));
+  return own < gate->threshold ? std::min(p, own) : std::max(p, double(gate->threshold));
+}
+
+const char* pooled_form_name(Calibration::PooledForm form) {
+  return form == Calibration::PooledForm::linear ? "linear" : "hinge";
+}
+
+Calibration::PooledForm parse_pooled_form(const std::string& text) {
+  if (text == "hinge") return Calibration::PooledForm::hinge;
+  if (text == "linear") return Calibration::PooledForm::linear;
+  throw FormatError(cat("calibration pooled_form '", text, "' is unknown (valid: hinge, linear)"));
+}
+
+nlohmann::json calibration_json(const Calibration& c) {
+  nlohmann::json gate = nullptr;
+  if (c.gate) gate = {{"scale", c.gate->scale}, {"bias", c.gate->bias}, {"threshold", c.gate->threshold}};
+  return {{"scale", c.scale},
+          {"bias", c.bias},
+          {"threshold", c.threshold},
+          {"pooled_weight", c.pooled_weight},
+          {"pooled_center", c.pooled_center},
+          {"pooled_form", pooled_form_name(c.pooled_form)},
+          {"gate", gate}};
 }
 
 std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps,
@@ -405,6 +433,12 @@ void AlignmentVerifier::set_calibration(const Calibration& c) {
                ConfigError, "f5 calibration: scale=", c.scale, " must be > 0, bias=", c.bias,
                " finite, threshold=", c.threshold, " in (0, 1), pooled_weight=", c.pooled_weight,
                " >= 0, pooled_center=", c.pooled_center, " finite");
+  if (const auto& g = c.gate)
+    VERITY_CHECK(std::isfinite(g->scale) && g->scale > 0 && std::isfinite(g->bias) && g->threshold > 0 &&
+                     g->threshold < 1 && c.threshold == g->threshold,
+                 ConfigError, "f5 calibration gate: scale=", g->scale, " must be > 0, bias=", g->bias,
+                 " finite, threshold=", g->threshold, " in (0, 1) and equal to the verdict threshold ", c.threshold,
+                 " (the gate keeps the network's verdicts)");
   impl_->calibration = c;
 }
 
@@ -427,13 +461,12 @@ void AlignmentVerifier::save(const std::string& path) const {
                          {"provenance", impl_->provenance},
                          {"encoder", impl_->encoder},
                          {"calibration", nullptr}};
-  if (const auto& c = impl_->calibration)
-    conf["calibration"] = {{"scale", c->scale},
-                           {"bias", c->bias},
-                           {"threshold", c->threshold},
-                           {"pooled_weight", c->pooled_weight},
-                           {"pooled_center", c->pooled_center}};
-  SectionWriter out(path, kMagic, kVersion);
+  uint32_t version = 3;  // what older builds read, unless the calibration needs more
+  if (const auto& c = impl_->calibration) {
+    conf["calibration"] = calibration_json(*c);
+    if (c->pooled_form == Calibration::PooledForm::linear || c->gate) version = 4;
+  }
+  SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
   std::vector<std::pair<uint32_t, uint32_t>> df(impl_->idf.document_frequency().begin(),
@@ -482,9 +515,17 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
     v->impl_->provenance = conf.at("provenance").get<std::string>();
     v->impl_->encoder = conf.at("encoder").get<std::string>();
     if (const auto& c = conf.at("calibration"); !c.is_null()) {
-      Calibration cal{c.at("scale").get<float>(), c.at("bias").get<float>(), c.at("threshold").get<float>()};
+      Calibration cal;
+      cal.scale = c.at("scale").get<float>(), cal.bias = c.at("bias").get<float>();
+      cal.threshold = c.at("threshold").get<float>();
       if (file.version() >= 3)
         cal.pooled_weight = c.at("pooled_weight").get<float>(), cal.pooled_center = c.at("pooled_center").get<float>();
+      if (file.version() >= 4) {
+        cal.pooled_form = parse_pooled_form(c.at("pooled_form").get<std::string>());
+        if (const auto& g = c.at("gate"); !g.is_null())
+          cal.gate = CalibrationGate{g.at("scale").get<float>(), g.at("bias").get<float>(),
+                                     g.at("threshold").get<float>()};
+      }
       v->set_calibration(cal);
     }
   } catch (const nlohmann::json::exception& e) {

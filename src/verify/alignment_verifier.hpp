@@ -7,11 +7,13 @@
 // score is a calibrated probability that the two texts mean the same thing.
 // Torch-free header; the module is in verify/detail/alignment_modules.hpp.
 //
-// Weights file: a SectionFile with magic "VALN", version 3 (version 2, read
-// too, has no pooled terms in its calibration):
+// Weights file: a SectionFile with magic "VALN", version 3, or 4 when its
+// calibration has a linear pooled term or a gate (version 2, read too, has no
+// pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
-//               "pooled_weight", "pooled_center"} | null}
+//               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
+//               "gate" (v4: {"scale", "bias", "threshold"} | null)} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   PNAM  parameter names and shapes, PDAT their f32 values (as in VVRF files)
@@ -20,6 +22,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "verify/alignment_features.hpp"
 #include "verify/verifier.hpp"
@@ -39,20 +43,41 @@ struct AlignmentConfig {
   std::vector<std::string> inputs = {"map", "identity", "pooled", "lexicon"};
 };
 
-// P(same) = sigmoid(scale · logit + pooled_weight · min(cosine - pooled_center, 0) + bias),
-// where cosine is the pair's pooled cosine; the pooled term is 0 when that is
-// unknown. It only lowers P: a low cosine says "different", a high one says
-// nothing (near-misses have the highest cosines). The network sees the pooled
-// cosine too, but trained on six sources at once it underuses it; the pooled
-// term is fitted after training, on dev.
+// The network's own calibration, kept beside a pooled term that may raise P.
+// With a gate the verdicts are the network's alone: a pair whose
+// sigmoid(scale · logit + bias) is under `threshold` gets at most that
+// probability, and any other pair at least `threshold`; the pooled term only
+// orders pairs within each side. The verdict threshold is the gate's.
+struct CalibrationGate {
+  float scale = 1, bias = 0, threshold = 0.5f;
+};
+
+// P(same) = sigmoid(scale · logit + pooled + bias), where pooled is
+//   hinge:  pooled_weight · min(cosine - pooled_center, 0)  (it only lowers P)
+//   linear: pooled_weight · (cosine - pooled_center)
+// and cosine is the pair's pooled cosine (the term is 0 when that is unknown).
+// The network sees the pooled cosine too, but trained on six sources at once
+// it underuses it; the pooled term is fitted after training, on dev. A high
+// cosine is no evidence against a structural near-miss (they have the highest
+// cosines), so a linear term comes with a gate, which keeps the network's
+// verdicts.
 struct Calibration {
+  enum class PooledForm { hinge, linear };
   float scale = 1, bias = 0;
   float threshold = 0.5f;  // verdict "match" when P(same) >= threshold
   float pooled_weight = 0, pooled_center = 0;
+  PooledForm pooled_form = PooledForm::hinge;
+  std::optional<CalibrationGate> gate;
 
   // cosine NaN = unknown.
   double probability(float logit, double cosine) const;
 };
+// "hinge" | "linear".
+const char* pooled_form_name(Calibration::PooledForm form);
+Calibration::PooledForm parse_pooled_form(const std::string& text);
+// The file's and the CLI reports' form: {"scale", "bias", "threshold", "pooled_weight",
+// "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold"} | null}.
+nlohmann::json calibration_json(const Calibration& c);
 
 class AlignmentVerifier final : public Verifier {
  public:

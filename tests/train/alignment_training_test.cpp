@@ -129,6 +129,50 @@ TEST(F5Calibration, PenaltyOnlyLowersTheNetworksProbability) {
   EXPECT_DOUBLE_EQ(noise.macro_auc, noise.network_macro_auc);
 }
 
+// Gated: a linear term that a high cosine raises P with, behind the
+// network's own calibration as the gate: the verdicts stay the network's,
+// while where the cosine informs the AUC rises.
+TEST(F5Calibration, GatedKeepsTheNetworksVerdicts) {
+  std::vector<CalibrationGroup> groups = {synthetic_group("weak", true, false, 10),
+                                          synthetic_group("strong", false, true, 11)};
+  for (auto& c : groups[1].cosines) c = 0.9 + 0.1 * (c - 0.7);  // near-misses: every cosine high
+  const auto none = fit_calibration(groups, PooledTerm::none);
+  const auto gated = fit_calibration(groups, PooledTerm::gated);
+  const auto& c = gated.calibration;
+  EXPECT_EQ(gated.term, PooledTerm::gated);
+  EXPECT_EQ(pooled_term_name(gated.term), std::string("gated"));
+  EXPECT_EQ(parse_pooled_term("gated"), PooledTerm::gated);
+  EXPECT_GT(gated.pooled_share, 0.0);
+  EXPECT_EQ(c.pooled_form, verify::Calibration::PooledForm::linear);
+  ASSERT_TRUE(c.gate.has_value());
+  EXPECT_FLOAT_EQ(c.gate->scale, none.calibration.scale);
+  EXPECT_FLOAT_EQ(c.gate->bias, none.calibration.bias);
+  EXPECT_FLOAT_EQ(c.gate->threshold, none.calibration.threshold);
+  EXPECT_FLOAT_EQ(c.threshold, none.calibration.threshold);
+  EXPECT_GT(gated.macro_auc, none.macro_auc + 0.05);
+  EXPECT_NEAR((auc_of(groups[0], c) + auc_of(groups[1], c)) / 2, gated.macro_auc, 1e-6);
+  EXPECT_NEAR(gated.mean_accuracy, none.mean_accuracy, 1e-9);
+  size_t raised = 0;
+  for (const auto& g : groups)
+    for (size_t i = 0; i < g.logits.size(); ++i) {
+      const double p = c.probability(g.logits[i], g.cosines[i]),
+                   p0 = none.calibration.probability(g.logits[i], g.cosines[i]);
+      ASSERT_EQ(p >= c.threshold, p0 >= none.calibration.threshold);
+      if (p0 < none.calibration.threshold) {
+        ASSERT_LE(p, p0 + 1e-12);
+      }
+      raised += p > p0 + 1e-6;
+    }
+  EXPECT_GT(raised, 50u);  // unlike the penalty, a high cosine can raise P where the network accepts
+  // Where the cosine only adds noise, the network stands alone: no term, no gate.
+  const auto noise = fit_calibration({synthetic_group("a", false, true, 12), synthetic_group("b", false, true, 13)},
+                                     PooledTerm::gated);
+  EXPECT_EQ(noise.pooled_share, 0.0);
+  EXPECT_EQ(noise.calibration.pooled_weight, 0.0f);
+  EXPECT_FALSE(noise.calibration.gate.has_value());
+  EXPECT_EQ(noise.calibration.pooled_form, verify::Calibration::PooledForm::hinge);
+}
+
 // train-verifier --verifier f5 on a tiny BERT: the summary carries the
 // calibration keys, the file holds the same calibration, and without
 // --pooled-term true the pooled weight stays zero.
@@ -166,7 +210,7 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   const auto& cal = j.at("calibration");
-  for (const char* key : {"scale", "bias", "threshold", "pooled_weight", "pooled_center", "pooled_share", "dev_macro_auc"})
+  for (const char* key : {"scale", "bias", "threshold", "pooled_weight", "pooled_center", "pooled_form", "gate", "pooled_share", "dev_macro_auc"})
     EXPECT_TRUE(cal.contains(key)) << key;
   EXPECT_EQ(j.at("options").at("pooled_term").get<std::string>(), "refit");  // "true" is refit
   EXPECT_EQ(cal.at("pooled_term").get<std::string>(), "refit");
@@ -213,6 +257,21 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   const auto prov = nlohmann::json::parse(after->provenance());
   EXPECT_TRUE(prov.at("recalibrated").contains("argv"));
   EXPECT_EQ(prov.at("trained"), nlohmann::json::parse(before->provenance()));
+
+  // Gated: the file holds what the summary reports, a gate at the verdict threshold or none.
+  const auto gated_path = (dir / "f5-gated.valn").string();
+  r = verity_test::run("calibrate --verifier " + out + " --dev-pairs " + train + " --dev-triples " + triples +
+                       " --encoder bert:" + encoder + " --pooled-term gated --out " + gated_path + " --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("calibration").at("pooled_term").get<std::string>(), "gated");
+  const auto gated = verify::AlignmentVerifier::load(gated_path);
+  const auto& gate_json = j.at("calibration").at("gate");
+  ASSERT_EQ(gated->calibration()->gate.has_value(), !gate_json.is_null());
+  if (!gate_json.is_null()) {
+    EXPECT_EQ(j.at("calibration").at("pooled_form").get<std::string>(), "linear");
+    EXPECT_FLOAT_EQ(gated->calibration()->gate->threshold, gated->calibration()->threshold);
+  }
 
   // Maps of another encoder than the file's are refused, naming both.
   auto other = verify::AlignmentVerifier::load(out);

@@ -6,7 +6,10 @@
 #include <random>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
+#include "core/section_file.hpp"
 #include "verify/alignment_features.hpp"
 #include "verify/alignment_verifier.hpp"
 #include "verify/detail/alignment_modules.hpp"
@@ -42,6 +45,16 @@ IdfTable small_idf() {
   std::vector<std::vector<uint32_t>> texts = {ids_of({0, 1, 2}), ids_of({0, 3}), ids_of({0, 1})};
   return build_idf_table(texts);
 }
+
+// A tiny F5 without token embeddings, for the calibration tests.
+std::unique_ptr<AlignmentVerifier> tiny_verifier(uint64_t seed) {
+  AlignmentConfig c;
+  c.hidden = 8;
+  c.mlp = 8;
+  c.token_embedding = 0;
+  return AlignmentVerifier::untrained(c, small_idf(), seed);
+}
+
 }  // namespace
 
 TEST(TokenIdentity, IsFnv1a32OfThePiece) {
@@ -147,7 +160,9 @@ TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
   c.mlp = 8;
   auto v = AlignmentVerifier::untrained(c, small_idf(), 5, Lexicon(Words{{"closed", "open"}, {"down", "up"}}));
   EXPECT_FALSE(v->default_threshold().has_value());
-  v->set_calibration({2.0f, -0.5f, 0.6f});
+  Calibration fixed;
+  fixed.scale = 2.0f, fixed.bias = -0.5f, fixed.threshold = 0.6f;
+  v->set_calibration(fixed);
   v->set_encoder("use-lite:0123abcd");
   v->mark_trained("test fixture");
   const size_t dim = 8;
@@ -182,12 +197,9 @@ TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
 // The calibration's pooled term: P = sigmoid(scale · logit + w · min(cosine -
 // center, 0) + bias), 0 when the cosine is unknown; it survives a save and load.
 TEST(AlignmentVerifier, PooledTermOfTheCalibration) {
-  AlignmentConfig c;
-  c.hidden = 8;
-  c.mlp = 8;
-  c.token_embedding = 0;
-  auto v = AlignmentVerifier::untrained(c, small_idf(), 7);
-  Calibration cal{1.5f, -0.25f, 0.4f};
+  auto v = tiny_verifier(7);
+  Calibration cal;
+  cal.scale = 1.5f, cal.bias = -0.25f, cal.threshold = 0.4f;
   cal.pooled_weight = 3.0f;
   cal.pooled_center = 0.6f;
   v->set_calibration(cal);
@@ -216,6 +228,54 @@ TEST(AlignmentVerifier, PooledTermOfTheCalibration) {
   EXPECT_EQ(w->score_pairs(maps, ctx), p);
   cal.pooled_weight = -1;
   EXPECT_THROW(v->set_calibration(cal), ConfigError);
+}
+
+// A linear pooled term behind a gate: P = sigmoid(scale · logit + w · (cosine
+// - center) + bias), but at most the gate's own probability where that is
+// under the gate's threshold and at least the threshold elsewhere, so the
+// verdicts are the gate's; it survives a save and load (file version 4), and a
+// gate whose threshold is not the verdict threshold is refused.
+TEST(AlignmentVerifier, GatedLinearTermOfTheCalibration) {
+  auto v = tiny_verifier(9);
+  Calibration cal;
+  cal.scale = 1.5f, cal.bias = -0.25f, cal.threshold = 0.45f;
+  cal.pooled_weight = 4.0f, cal.pooled_center = 0.6f;
+  cal.pooled_form = Calibration::PooledForm::linear;
+  cal.gate = CalibrationGate{1.0f, 0.0f, 0.45f};
+  auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+  for (float logit : {-2.0f, -0.1f, 0.5f, 2.0f})
+    for (double cosine : {0.2, 0.6, 0.95}) {
+      const double linear = sigmoid(1.5 * logit + 4.0 * (cosine - 0.6) - 0.25), own = sigmoid(logit);
+      const double p = cal.probability(logit, cosine);
+      EXPECT_NEAR(p, own < 0.45 ? std::min(linear, own) : std::max(linear, 0.45), 1e-6);
+      EXPECT_EQ(p >= 0.45f, own >= 0.45) << logit << " " << cosine;  // the gate's verdict
+    }
+  EXPECT_NEAR(cal.probability(-2.0f, 0.95), sigmoid(-2.0), 1e-9);     // a high cosine cannot lift a rejected pair
+  EXPECT_GT(cal.probability(0.5f, 0.95), cal.probability(0.5f, 0.7));  // but orders the accepted ones
+  EXPECT_NEAR(cal.probability(0.5f, 0.2), 0.45, 1e-6);                // nor can a low one reject an accepted pair
+  v->set_calibration(cal);
+  v->mark_trained("test fixture");
+  const auto path = temp_path("gated.valn");
+  v->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 4).version(), 4u);
+  auto w = AlignmentVerifier::load(path);
+  ASSERT_TRUE(w->calibration().has_value());
+  EXPECT_EQ(w->calibration()->pooled_form, Calibration::PooledForm::linear);
+  ASSERT_TRUE(w->calibration()->gate.has_value());
+  EXPECT_EQ(w->calibration()->gate->threshold, 0.45f);
+  EXPECT_EQ(w->calibration()->gate->scale, 1.0f);
+  EXPECT_DOUBLE_EQ(w->calibration()->probability(0.3f, 0.8), cal.probability(0.3f, 0.8));
+  // Without a linear term or a gate the file stays at version 3, which older builds read.
+  cal.pooled_form = Calibration::PooledForm::hinge;
+  cal.gate.reset();
+  v->set_calibration(cal);
+  v->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 4).version(), 3u);
+  cal.gate = CalibrationGate{1.0f, 0.0f, 0.55f};  // not the verdict threshold 0.45
+  EXPECT_THROW(v->set_calibration(cal), ConfigError);
+  EXPECT_EQ(calibration_json(cal)["gate"]["threshold"].get<float>(), 0.55f);
+  EXPECT_EQ(calibration_json(cal)["pooled_form"], "hinge");
+  EXPECT_THROW(parse_pooled_form("cubic"), FormatError);
 }
 
 TEST(AlignmentVerifier, DamagedFilesAreFormatErrors) {
