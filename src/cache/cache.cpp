@@ -110,7 +110,7 @@ struct Cache::Impl {
   std::unordered_map<int64_t, int64_t> pending_touches;
 
   std::atomic<uint64_t> lookups{0}, hits{0}, exact_hits{0}, misses{0}, puts{0}, replaced{0}, removed{0},
-      evicted{0}, expired{0}, damaged{0};
+      evicted{0}, expired{0}, damaged{0}, reused_vectors{0};
 
   encode::EncodeOptions encode_options() const {
     encode::EncodeOptions eo;
@@ -160,6 +160,44 @@ struct Cache::Impl {
     out.reserve(texts.size());
     for (auto& part : parts)
       for (auto& e : part) out.push_back(std::move(e));
+    return out;
+  }
+
+  // The vectors of every prompt of a put group: a prompt already stored in its
+  // namespace, or met earlier in the group, reuses those vectors (the encoder
+  // is deterministic, and the stored fp16 token rows round-trip exactly), so
+  // only new texts are encoded. A damaged stored row is encoded afresh.
+  std::vector<Encoded> vectors_for(const std::vector<std::string>& prompts, const std::vector<std::string>& nss) {
+    const int64_t now_ms = unix_ms();
+    std::vector<Encoded> out(prompts.size());
+    std::unordered_map<std::string_view, size_t> first;  // prompt -> its first index in the group
+    std::vector<std::pair<size_t, size_t>> copies;       // (index, index it copies)
+    std::vector<std::string> todo;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      if (auto it = first.find(prompts[i]); it != first.end()) {
+        copies.emplace_back(i, it->second);
+        continue;
+      }
+      first.emplace(prompts[i], i);
+      std::optional<std::pair<EntryRecord, EntryVectors>> row;
+      try {
+        if (auto exact = store->find_exact(nss[i], prompts[i], now_ms)) row = store->fetch(exact->id);
+      } catch (const FormatError&) {
+        row.reset();
+      }
+      if (row && row->second.pooled.size() == dim) {
+        out[i] = {std::move(row->second.pooled), std::move(row->second.tokens), std::move(row->second.ids)};
+        ++reused_vectors;
+      } else {
+        todo.push_back(prompts[i]);
+        where.push_back(i);
+      }
+    }
+    auto encoded = encode_many(todo);
+    for (size_t k = 0; k < where.size(); ++k) out[where[k]] = std::move(encoded[k]);
+    for (auto [i, j] : copies) out[i] = out[j];
+    reused_vectors += copies.size();
     return out;
   }
 
@@ -583,9 +621,10 @@ std::vector<PutResult> Cache::put_batch(std::span<const PutRequest> requests, si
   // Encoding runs outside the write lock (lookups and encoding overlap), and
   // group g+1 is encoded while group g is written and committed.
   auto encode_group = [&m](std::span<const PutRequest> group) {
-    std::vector<std::string> prompts;
-    for (const auto& r : group) prompts.push_back(r.prompt);
-    return std::async(std::launch::async, [&m, prompts = std::move(prompts)] { return m.encode_many(prompts); });
+    std::vector<std::string> prompts, nss;
+    for (const auto& r : group) prompts.push_back(r.prompt), nss.push_back(r.options.ns);
+    return std::async(std::launch::async,
+                      [&m, prompts = std::move(prompts), nss = std::move(nss)] { return m.vectors_for(prompts, nss); });
   };
   std::future<std::vector<Encoded>> next;
   if (!requests.empty()) next = encode_group(group_at(0));
@@ -754,6 +793,7 @@ CacheStats Cache::stats() const {
   s.misses = m.misses;
   s.puts = m.puts;
   s.replaced = m.replaced;
+  s.reused_vectors = m.reused_vectors;
   s.removed = m.removed;
   s.evicted = m.evicted;
   s.expired = m.expired;

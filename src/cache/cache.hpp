@@ -133,6 +133,7 @@ struct CacheStats {
   // Since open.
   uint64_t lookups = 0, hits = 0, exact_hits = 0, misses = 0, puts = 0, replaced = 0, removed = 0,
            evicted = 0, expired = 0, damaged_skipped = 0;
+  uint64_t reused_vectors = 0;  // puts whose prompt was already stored or earlier in its batch: not encoded
   std::string index_source;  // "rebuilt" | "reloaded" | "new"
 };
 

@@ -81,6 +81,7 @@ json stats_json(const CacheStats& s) {
             {"misses", s.misses},
             {"puts", s.puts},
             {"replaced", s.replaced},
+            {"reused_vectors", s.reused_vectors},
             {"removed", s.removed},
             {"evicted", s.evicted},
             {"expired", s.expired},

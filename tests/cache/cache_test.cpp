@@ -52,6 +52,36 @@ TEST_F(CacheTest, ExactTextIsAHitAndAPutAgainReplacesTheEntry) {
   EXPECT_EQ(c.stats().entries, 1u);
 }
 
+// A prompt already stored in its namespace, or met earlier in the same batch,
+// is not encoded again: its vectors are reused, and a paraphrase then scores
+// against them exactly as against freshly encoded ones.
+TEST_F(CacheTest, APromptPutAgainReusesItsStoredVectors) {
+  Cache fresh(db() + ".fresh", options());
+  fresh.put(kCapital, "Paris");
+  const auto expected = fresh.lookup(kParaphrase, {kDefaultNamespace, 0.0f});
+  ASSERT_TRUE(expected.best.has_value());
+  EXPECT_EQ(fresh.stats().reused_vectors, 0u);
+
+  Cache c(db(), options());
+  c.put(kCapital, "Paris");
+  EXPECT_EQ(c.stats().reused_vectors, 0u);
+  c.put(kCapital, "Paris, France");  // stored: reused
+  EXPECT_EQ(c.stats().reused_vectors, 1u);
+  c.put(kCapital, "Paris", {"other", "{}", std::nullopt});  // another namespace: encoded
+  EXPECT_EQ(c.stats().reused_vectors, 1u);
+  std::vector<PutRequest> batch = {{kUnrelated, "a", {}}, {kUnrelated, "b", {}}};
+  const auto results = c.put_batch(batch);
+  EXPECT_EQ(c.stats().reused_vectors, 2u);  // the second copies the first
+  EXPECT_EQ(results[0].id, results[1].id);
+  EXPECT_TRUE(results[1].replaced);
+  const auto r = c.lookup(kParaphrase, {kDefaultNamespace, 0.0f});
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_EQ(r.best->entry.response, "Paris, France");
+  EXPECT_FLOAT_EQ(r.best->similarity, expected.best->similarity);
+  EXPECT_FLOAT_EQ(*r.best->probability, *expected.best->probability);
+  EXPECT_EQ(c.lookup(kUnrelated).best->entry.response, "b");
+}
+
 TEST_F(CacheTest, EachStageOfTheDecisionRule) {
   Cache c(db(), options());
   EXPECT_EQ(c.lookup(kCapital).reason, "empty");

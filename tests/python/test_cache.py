@@ -62,6 +62,7 @@ def test_namespaces_replace_remove_clear_and_stats(cache):
     assert len(ids) == 3 and len(set(ids)) == 3
     s = cache.stats()
     assert s["entries"] == 4
+    assert s["counters"]["reused_vectors"] == 1  # the repeated prompt was not encoded again
     assert {name: n["entries"] for name, n in s["namespaces"].items()} == {"geo": 1, "nums": 3}
     assert cache.clear("nums") == 3
     assert cache.stats()["entries"] == 1
