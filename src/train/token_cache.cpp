@@ -19,20 +19,22 @@ constexpr uint32_t kVersion = 1;
 template <typename Fn>
 size_t for_each_cached(const std::string& path, const std::string& encoder_spec, size_t dim, Fn fn) {
   SectionFile f(path, kMagic, kVersion);
-  nlohmann::json conf;
-  try {
+  std::string stored;
+  size_t cached_dim = 0, count = 0;
+  try {  // a CONF that is not an object, or a field of the wrong type, is a format error too
     const auto b = f.section("CONF");
-    conf = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(b.data()), b.size()));
+    const auto conf = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(b.data()), b.size()));
+    VERITY_CHECK(conf.is_object(), FormatError, path, ": section 'CONF' is not a JSON object");
+    stored = conf.value("encoder", std::string());
+    cached_dim = conf.value("dim", size_t(0));
+    count = conf.value("texts", size_t(0));
   } catch (const nlohmann::json::exception& e) {
     throw FormatError(cat(path, ": section 'CONF': ", e.what()));
   }
-  const auto stored = conf.value("encoder", std::string());
   VERITY_CHECK(stored == encoder_spec, ConfigError, path, ": token cache of encoder '", stored,
                "', this run encodes with '", encoder_spec, "' (use another cache file)");
-  const auto cached_dim = conf.value("dim", size_t(0));
   VERITY_CHECK(dim == 0 || cached_dim == dim, ConfigError, path, ": token cache dim ", cached_dim,
                " differs from ", dim);
-  const auto count = conf.value("texts", size_t(0));
   auto texts = f.reader("TEXT");
   const auto ntok = f.array<uint32_t>("NTOK");
   const auto rows = f.array<float>("ROWS");

@@ -11,6 +11,7 @@
 #include "../cli/run_verity.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/section_file.hpp"
 #include "data/triples.hpp"
 #include "train/detail/losses.hpp"
 #include "train/retrieval_triples.hpp"
@@ -320,6 +321,32 @@ TEST(TokenCache, RoundTripUnionAndEncoderCheck) {
     FAIL() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("enc:1"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+// Found by fuzzing (fuzz/seeds/token_cache/found-cfb1107d78d7): a CONF section
+// that is valid JSON but not an object, or a field of the wrong type, made
+// nlohmann's type_error escape; it is a FormatError naming the file.
+TEST(TokenCache, ConfThatIsNotAnObjectIsAFormatError) {
+  const auto dir = temp_dir("cache-conf");
+  const auto path = (dir / "tokens.vtkc").string();
+  for (const std::string conf : {R"("glove")", R"({"encoder": "enc:1", "dim": "three", "texts": 0})"}) {
+    SectionWriter w(path, "VTKC", 1);
+    w.add("CONF", conf.data(), conf.size());
+    w.add("TEXT", "", 0);
+    w.add("NTOK", "", 0);
+    w.add("ROWS", "", 0);
+    w.commit();
+    TextBank bank;
+    bank.add("alpha");
+    try {
+      load_token_cache(bank, path, "enc:1");
+      FAIL() << "no error for CONF " << conf;
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("CONF"), std::string::npos) << e.what();
+    }
   }
   fs::remove_all(dir);
 }
