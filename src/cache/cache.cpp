@@ -186,7 +186,7 @@ struct Cache::Impl {
       } catch (const FormatError&) {
         row.reset();
       }
-      if (row && row->second.pooled.size() == dim) {
+      if (row) {  // fetch checked the pooled vector's size and checksum
         out[i] = {std::move(row->second.pooled), std::move(row->second.tokens), std::move(row->second.ids)};
         ++reused_vectors;
       } else {

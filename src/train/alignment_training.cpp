@@ -268,7 +268,7 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
     c.scale = float(platt.scale * (1 - share) / z_sd);
     c.pooled_weight = float(platt.scale * share / c_sd);
     c.pooled_center = float(c_mean);
-    c.pooled_form = linear ? verify::Calibration::PooledForm::linear : verify::Calibration::PooledForm::hinge;
+    if (linear && share > 0) c.pooled_form = verify::Calibration::PooledForm::linear;
     c.bias = platt.bias;
     return c;
   };
@@ -285,10 +285,10 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
     }
     return mean;
   };
-  // The verdict threshold: the best mean accuracy over the groups, from `lowest` up.
-  auto choose_threshold = [&](verify::Calibration& c, double& accuracy, int lowest) {
+  // The verdict threshold: the best mean accuracy over the groups.
+  auto choose_threshold = [&](verify::Calibration& c, double& accuracy) {
     accuracy = -1;
-    for (int step = lowest; step <= 98; ++step)
+    for (int step = 2; step <= 98; ++step)
       if (const double m = mean_accuracy_at(c, step / 100.0); m > accuracy + 1e-12)
         accuracy = m, c.threshold = float(step / 100.0);
   };
@@ -302,7 +302,7 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
         fit.macro_auc = m, fit.pooled_share = step / 10.0;
   auto& c = fit.calibration;
   c = platt_at(fit.pooled_share);
-  choose_threshold(c, fit.mean_accuracy, 2);
+  choose_threshold(c, fit.mean_accuracy);
   if (term == PooledTerm::gated) {
     // The network's own fit is the gate and its threshold the verdict
     // threshold, so the verdicts are the network's own: the pooled term only
@@ -317,8 +317,7 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
       if (const double m = macro_auc_of(probability_of(candidate)); m > fit.macro_auc + 1e-12)
         fit.macro_auc = m, fit.pooled_share = step / 10.0, c = candidate;
     }
-    if (fit.pooled_share == 0) c.pooled_form = verify::Calibration::PooledForm::hinge;  // the network alone
-    fit.mean_accuracy = mean_accuracy_at(c, c.threshold);
+    // fit.mean_accuracy stays the network's: the verdicts are the same.
   }
   if (term == PooledTerm::penalty) {
     // The hinge's weight by weighted maximum likelihood (Newton steps, kept

@@ -521,7 +521,11 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
       if (file.version() >= 3)
         cal.pooled_weight = c.at("pooled_weight").get<float>(), cal.pooled_center = c.at("pooled_center").get<float>();
       if (file.version() >= 4) {
-        cal.pooled_form = parse_pooled_form(c.at("pooled_form").get<std::string>());
+        try {
+          cal.pooled_form = parse_pooled_form(c.at("pooled_form").get<std::string>());
+        } catch (const FormatError& e) {
+          throw FormatError(cat(path, ": section 'CONF': ", e.what()));
+        }
         if (const auto& g = c.at("gate"); !g.is_null())
           cal.gate = CalibrationGate{g.at("scale").get<float>(), g.at("bias").get<float>(),
                                      g.at("threshold").get<float>()};
