@@ -98,15 +98,15 @@ void run_explain(ExplainArgs& a) {
   const auto query = real_tokens(enc, 0, "query");
   const auto doc = real_tokens(enc, 1, "document");
 
-  verify::HeatmapPlot plot;
-  plot.map = verify::SimilarityMap::compute(query.vectors, doc.vectors, enc.dim);
-  plot.row_labels = query.tokens;
-  plot.col_labels = doc.tokens;
-  plot.title = cat("query: \"", a.query, "\" · document: \"", a.doc, "\" · ", a.encoder);
   // Scored as search and /verify score: with token identities and the pooled cosine.
   const auto query_ids = verify::token_identities(query.tokens), doc_ids = verify::token_identities(doc.tokens);
   const verify::TextTokens q{query.vectors, query_ids, enc.pooled_row(0)};
   const verify::TextTokens d{doc.vectors, doc_ids, enc.pooled_row(1)};
+  verify::HeatmapPlot plot;
+  plot.map = verify::stage2_map(q, d, enc.dim);  // the map the scores below read
+  plot.row_labels = query.tokens;
+  plot.col_labels = doc.tokens;
+  plot.title = cat("query: \"", a.query, "\" · document: \"", a.doc, "\" · ", a.encoder);
   nlohmann::json scores = nlohmann::json::object(), verdicts = nlohmann::json::object();
   for (size_t k = 0; k < verifiers.size(); ++k) {
     search::check_verifier_encoder(*verifiers[k], *encoder);

@@ -75,6 +75,12 @@ std::vector<float> score_texts(const Verifier& verifier, const TextTokens& query
   return score_maps(verifier, maps, [&](size_t) -> const TextTokens& { return query; }, candidates);
 }
 
+SimilarityMap stage2_map(const TextTokens& query, const TextTokens& candidate, size_t dim) {
+  check_text(query, dim, "query", 0);
+  check_text(candidate, dim, "candidate", 0);
+  return std::move(stage2_maps(query, std::span<const TextTokens>(&candidate, 1), dim)[0]);
+}
+
 std::vector<float> score_text_pairs(const Verifier& verifier, std::span<const TextTokens> a,
                                     std::span<const TextTokens> b, size_t dim) {
   VERITY_CHECK(a.size() == b.size(), ConfigError, "score_text_pairs: ", a.size(), " first texts but ", b.size(),

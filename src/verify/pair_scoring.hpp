@@ -28,6 +28,10 @@ float cosine(std::span<const float> a, std::span<const float> b);
 std::vector<float> score_texts(const Verifier& verifier, const TextTokens& query,
                                std::span<const TextTokens> candidates, size_t dim);
 
+// The map score_texts scores for (query, candidate): what a picture or a
+// report of a stage-2 decision must show (bf16 products where used).
+SimilarityMap stage2_map(const TextTokens& query, const TextTokens& candidate, size_t dim);
+
 // Scores of the pairs (a[i], b[i]), each map built with the same kernel as
 // score_texts, the verifier called once for all of them.
 std::vector<float> score_text_pairs(const Verifier& verifier, std::span<const TextTokens> a,

@@ -1,4 +1,5 @@
 #include "verify/bf16_maps.hpp"
+#include "verify/pair_scoring.hpp"
 
 #include <gtest/gtest.h>
 
@@ -111,4 +112,34 @@ TEST(Bf16Maps, RejectsBadInput) {
   auto no_scales = [&](size_t) { return TokenRows{RowCodes::i8, c.data(), nullptr, 1}; };
   EXPECT_THROW(verify::similarity_maps_bf16(q, 1, 4, no_scales), ConfigError);
   EXPECT_EQ(verify::similarity_maps_bf16(q, 1, 4, view)[0].rows(), 2u);
+}
+
+// What explain draws is stage2_map: the scores of score_texts must be the
+// verifiers' formulas on exactly that map, on any CPU (bf16 or exact products).
+TEST(Bf16Maps, Stage2MapIsTheMapScoreTextsScores) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> g;
+  const size_t dim = 48;
+  std::vector<float> q(5 * dim), c(9 * dim);
+  for (auto& v : q) v = g(rng);
+  for (auto& v : c) v = g(rng);
+  const verify::TextTokens query{q, {}, {}}, cand{c, {}, {}};
+  const auto map = verify::stage2_map(query, cand, dim);
+  ASSERT_EQ(map.rows(), 5u);
+  ASSERT_EQ(map.cols(), 9u);
+  double sum = 0, maxsim = 0;
+  for (size_t i = 0; i < map.rows(); ++i) {
+    float best = -2;
+    for (size_t j = 0; j < map.cols(); ++j) sum += map.at(i, j), best = std::max(best, map.at(i, j));
+    maxsim += best;
+  }
+  const auto f0 = verify::make_verifier("f0"), f1 = verify::make_verifier("f1");
+  EXPECT_NEAR(verify::score_texts(*f0, query, std::span(&cand, 1), dim)[0], sum / double(5 * 9), 1e-6);
+  EXPECT_NEAR(verify::score_texts(*f1, query, std::span(&cand, 1), dim)[0], maxsim / 5.0, 1e-6);
+  const auto exact = SimilarityMap::compute(q, c, dim);
+  double worst = 0;
+  for (size_t i = 0; i < map.rows(); ++i)
+    for (size_t j = 0; j < map.cols(); ++j) worst = std::max(worst, double(std::fabs(map.at(i, j) - exact.at(i, j))));
+  EXPECT_LE(worst, verify::use_bf16_maps() ? kWorstCase : 1e-6);
+  EXPECT_THROW(verify::stage2_map(query, verify::TextTokens{std::span(c).first(dim + 1), {}, {}}, dim), ConfigError);
 }
