@@ -8,11 +8,13 @@
 
 #include "cli/cache_flags.hpp"
 #include "cli/command.hpp"
+#include "core/cpu_features.hpp"
 #include "core/crc32c.hpp"
 #include "core/log.hpp"
 #include "data/pairs.hpp"
 #include "data/triples.hpp"
 #include "eval/cache_eval.hpp"
+#include "verify/bf16_maps.hpp"
 
 namespace verity::cli {
 namespace {
@@ -180,7 +182,8 @@ void run_cache_eval(CacheEvalArgs& a) {
               {"cosine_threshold", a.options.cosine_threshold},
               {"limit", a.limit},
               {"peak_rss_mb", peak_rss_mb},
-              {"hardware", {{"cpu", cpu_model()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)}, {"loadavg_start", load_at_start}, {"loadavg_end", loadavg()}}},
+              {"hardware", {{"cpu", cpu_model()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)}, {"kernel_isa", std::string(isa_name(best_isa()))},
+                            {"bf16_maps", verify::use_bf16_maps()}, {"loadavg_start", load_at_start}, {"loadavg_end", loadavg()}}},
               {"argv", invocation()}};
   if (a.common.json) print_json(out);
 }

@@ -73,6 +73,10 @@ TEST_F(CacheCli, CacheEvalReportsEveryScorerAndWritesThePlot) {
   }
   EXPECT_TRUE(j["files"][1]["scorers"][1]["at_default_threshold"]["near_miss_served_by_type"].contains("role_swap"));
   EXPECT_GT(j["peak_rss_mb"].get<double>(), 0.0);
+  // Speed figures name the kernel path they ran on.
+  const auto isa = j["hardware"]["kernel_isa"].get<std::string>();
+  EXPECT_TRUE(isa == "avx512" || isa == "avx2" || isa == "portable") << isa;
+  EXPECT_TRUE(j["hardware"]["bf16_maps"].is_boolean());
   std::ifstream in(svg);
   std::string head(4, ' ');
   in.read(head.data(), 4);
