@@ -176,8 +176,10 @@ def probe(pairs_dir, out_dir):
 
     report = {"train_pairs": {s: len(train[s][1]) for s in SOURCES}, "dev_pairs": {g: len(dev[g][1]) for g in groups},
               "scorers": {}}
+    # One-sided: the head may only lower P (where it says "different"), never lift a near-miss.
+    rows["head_no"] = [min(h, 0.0) for h in rows["head"]]
     for name, cols in (("cosine", ["cosine"]), ("head", ["head"]), ("f5", ["f5"]), ("f5+cosine", ["f5", "cosine"]),
-                       ("f5+head", ["f5", "head"])):
+                       ("f5+head", ["f5", "head"]), ("f5+min(head,0)", ["f5", "head_no"])):
         X = np.stack([np.array(rows[c], dtype=np.float64) for c in cols], 1)
         pred = np.zeros(len(Y))
         for k in range(5):

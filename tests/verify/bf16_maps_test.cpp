@@ -1,5 +1,4 @@
 #include "verify/bf16_maps.hpp"
-#include "verify/pair_scoring.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "index/token_store.hpp"
+#include "verify/pair_scoring.hpp"
 
 using namespace verity;
 using verity::verify::RowCodes;
