@@ -92,8 +92,22 @@ std::string read_file(const std::string& path) {
   return s;
 }
 
-bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
-bool is_directory(const std::string& path) { return std::filesystem::is_directory(path); }
+namespace {
+// std::filesystem throws its own filesystem_error when a path cannot be checked
+// (a name longer than NAME_MAX, no permission); these take paths from users and
+// files, so that is a verity Error naming the path. Not found is no error.
+std::filesystem::file_status checked_status(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  VERITY_CHECK(!ec || status.type() == std::filesystem::file_type::not_found, Error, "cannot check path '",
+               path.size() > 256 ? path.substr(0, 256) + "...' (" + std::to_string(path.size()) + " bytes)" : path + "'",
+               ": ", ec.message());
+  return status;
+}
+}  // namespace
+
+bool file_exists(const std::string& path) { return std::filesystem::exists(checked_status(path)); }
+bool is_directory(const std::string& path) { return std::filesystem::is_directory(checked_status(path)); }
 void make_directories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);

@@ -67,7 +67,13 @@ std::unique_ptr<EnsembleVerifier> EnsembleVerifier::load(const std::string& path
     VERITY_CHECK(file.is_string() && bytes.is_number_unsigned() && crc.is_string(), FormatError, path,
                  ": ", where, "file/bytes/crc32c must be a string, a count and a hex string");
     const std::string member = (dir / file.get<std::string>()).lexically_normal().string();
-    VERITY_CHECK(file_exists(member), FormatError, path, ": ", where, "file ", member, " does not exist");
+    bool present = false;
+    try {
+      present = file_exists(member);
+    } catch (const Error& e) {
+      throw FormatError(cat(path, ": ", where, "file: ", e.what()));
+    }
+    VERITY_CHECK(present, FormatError, path, ": ", where, "file ", member, " does not exist");
     const std::string content = read_file(member);
     VERITY_CHECK(content.size() == bytes.get<uint64_t>(), FormatError, path, ": ", where, "bytes is ",
                  bytes.get<uint64_t>(), " but ", member, " has ", content.size(), " bytes");

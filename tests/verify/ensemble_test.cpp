@@ -136,6 +136,10 @@ TEST(EnsembleVerifier, RefusesChangedMembersAndBadFields) {
   expect_format_error(path, "'members'");
   edit([](nlohmann::json& j) { j["members"][0].erase("crc32c"); });
   expect_format_error(path, "members[0].crc32c");
+  // A name no filesystem can hold (found by fuzz_ensemble): std::filesystem's
+  // own error escaped the loader.
+  edit([](nlohmann::json& j) { j["members"][0]["file"] = std::string(300, 'm'); });
+  expect_format_error(path, "members[0].file: cannot check path");
   write_file_atomic(path, "{\"format\": ");
   expect_format_error(path, "not valid JSON");
   write_file_atomic(path, "{\"format\": 1e999}");  // out_of_range, not parse_error, in the JSON library
