@@ -17,6 +17,7 @@
 
 #include "cache/store.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "encode/registry.hpp"
 #include "verify/pair_scoring.hpp"
@@ -495,7 +496,7 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
   m.opt = std::move(options);
   std::string encoder_name = m.opt.encoder;
   if (encoder_name.empty()) {
-    bool exists = std::filesystem::exists(path) && std::filesystem::file_size(path) > 0;
+    bool exists = verity::file_exists(path) && verity::file_size(path) > 0;
     encoder_name = exists ? Store::read_encoder(path).first : kDefaultEncoder;
   }
   m.encoder = encode::make_encoder(encoder_name);

@@ -8,6 +8,7 @@
 #include "cache/sqlite.hpp"
 #include "core/crc32c.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "index/token_store.hpp"
 
 namespace verity::cache {
@@ -163,7 +164,7 @@ std::string encoder_kind(const std::string& spec) {
 }
 
 std::pair<std::string, size_t> Store::read_encoder(const std::string& path) {
-  VERITY_CHECK(std::filesystem::exists(path), ConfigError, path, ": no such cache database");
+  VERITY_CHECK(verity::file_exists(path), ConfigError, path, ": no such cache database");
   sql::Connection db(path, false);
   auto tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
   VERITY_CHECK(tables.step() && tables.int64(0) == 1, FormatError, path, ": not a verity cache (no meta table)");
@@ -179,7 +180,7 @@ Store::Store(const std::string& path, const std::string& encoder, size_t dim, co
                o.durability, "' (valid: full, normal)");
   VERITY_CHECK(o.check == "none" || o.check == "quick" || o.check == "full", ConfigError,
                "unknown cache check '", o.check, "' (valid: none, quick, full)");
-  const bool existed = std::filesystem::exists(path) && std::filesystem::file_size(path) > 0;
+  const bool existed = verity::file_exists(path) && verity::file_size(path) > 0;
   VERITY_CHECK(existed || o.create, ConfigError, path, ": no such cache database");
   m.writer = std::make_unique<sql::Connection>(path, o.create);
   auto& db = *m.writer;

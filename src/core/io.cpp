@@ -108,6 +108,18 @@ std::filesystem::file_status checked_status(const std::string& path) {
 
 bool file_exists(const std::string& path) { return std::filesystem::exists(checked_status(path)); }
 bool is_directory(const std::string& path) { return std::filesystem::is_directory(checked_status(path)); }
+uint64_t file_size(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  VERITY_CHECK(!ec, Error, "cannot read the size of ", path, ": ", ec.message());
+  return size;
+}
+bool is_empty_directory(const std::string& path) {
+  std::error_code ec;
+  const bool empty = std::filesystem::is_empty(path, ec);
+  VERITY_CHECK(!ec, Error, "cannot list ", path, ": ", ec.message());
+  return empty && is_directory(path);
+}
 void make_directories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);

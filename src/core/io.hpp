@@ -45,6 +45,10 @@ void write_file_atomic(const std::string& path, std::string_view contents);
 std::string read_file(const std::string& path);
 bool file_exists(const std::string& path);
 bool is_directory(const std::string& path);
+// Size of a regular file; an Error naming the path if it cannot be read.
+uint64_t file_size(const std::string& path);
+// True for a directory with no entries; an Error naming the path if it cannot be listed.
+bool is_empty_directory(const std::string& path);
 void make_directories(const std::string& path);
 
 // Read-only memory map of a whole file (an empty file maps to an empty span).

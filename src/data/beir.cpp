@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "data/lines.hpp"
 #include "text/utf8.hpp"
@@ -95,7 +96,7 @@ std::string Corpus::indexed_text(size_t i) const {
 }
 
 std::string corpus_file(const std::string& dir_or_file) {
-  return std::filesystem::is_directory(dir_or_file) ? dir_or_file + "/corpus.jsonl" : dir_or_file;
+  return verity::is_directory(dir_or_file) ? dir_or_file + "/corpus.jsonl" : dir_or_file;
 }
 
 Corpus load_corpus(const std::string& path, DocFields fields) {
@@ -194,7 +195,7 @@ Qrels load_qrels(const std::string& path, size_t* rows) {
 BeirDataset load_beir(const std::string& dir, const std::string& split,
                       const LoadOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  VERITY_CHECK(std::filesystem::is_directory(dir), FormatError, dir,
+  VERITY_CHECK(verity::is_directory(dir), FormatError, dir,
                ": not a directory (expected a BEIR dataset folder)");
   BeirDataset ds;
   ds.dir = dir;
@@ -203,7 +204,7 @@ BeirDataset load_beir(const std::string& dir, const std::string& split,
   if (ds.name.empty()) ds.name = std::filesystem::path(dir).lexically_normal().parent_path().filename().string();
 
   const std::string qrels_path = join_path(join_path(dir, "qrels"), split + ".tsv");
-  VERITY_CHECK(std::filesystem::exists(qrels_path), FormatError, qrels_path,
+  VERITY_CHECK(verity::file_exists(qrels_path), FormatError, qrels_path,
                ": no qrels for split \"", split, "\"");
   ds.corpus = load_corpus(join_path(dir, "corpus.jsonl"), options.fields);
   const std::string queries_path = join_path(dir, "queries.jsonl");

@@ -139,8 +139,8 @@ ModelDirWriter::ModelDirWriter(const std::string& dir) {
   std::filesystem::path target = std::filesystem::path(dir).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();
   target_ = target.string();
-  VERITY_CHECK(!std::filesystem::exists(target) || is_model_dir(target_) ||
-                   (std::filesystem::is_directory(target) && std::filesystem::is_empty(target)),
+  VERITY_CHECK(!verity::file_exists(target) || is_model_dir(target_) ||
+                   (verity::is_directory(target) && verity::is_empty_directory(target)),
                ConfigError, target_, " exists and is not a verity model directory; not replacing it");
   remove_stale_siblings(target_);
   staging_ = target_ + ".tmp." + std::to_string(::getpid());

@@ -25,7 +25,7 @@ std::string kinds_list() {
 
 // Reads the architecture a model directory declares.
 std::string detect_kind(const std::string& dir) {
-  if (fs::exists(dir + "/verity.json")) {
+  if (verity::file_exists(dir + "/verity.json")) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(read_file(dir + "/verity.json"));
@@ -36,12 +36,12 @@ std::string detect_kind(const std::string& dir) {
                  "/verity.json: missing string field 'architecture'");
     return j["architecture"].get<std::string>();
   }
-  if (fs::exists(dir + "/config.json")) return "bert";
+  if (verity::file_exists(dir + "/config.json")) return "bert";
   throw ConfigError(cat(dir, ": not a model directory (no verity.json or config.json)"));
 }
 
 std::unique_ptr<Encoder> load_kind(const std::string& kind, const std::string& dir) {
-  VERITY_CHECK(fs::is_directory(dir), ConfigError, "model directory ", dir, " does not exist",
+  VERITY_CHECK(verity::is_directory(dir), ConfigError, "model directory ", dir, " does not exist",
                (kind == "use-lite" || kind == "glove")
                    ? " (run scripts/setup_models.sh to convert the pretrained weights)"
                    : "");
@@ -72,7 +72,7 @@ std::unique_ptr<Encoder> make_encoder(const std::string& spec) {
       if (k.name == kind) return load_kind(kind, spec.substr(colon + 1));
   }
   if (spec == "use-lite" || spec == "glove") return load_kind(spec, model_root() + "/" + spec);
-  if (fs::is_directory(spec)) return load_kind(detect_kind(spec), spec);
+  if (verity::is_directory(spec)) return load_kind(detect_kind(spec), spec);
   throw ConfigError(cat("unknown encoder '", spec, "': not a model name (use-lite, glove), ",
                         "not kind:DIR (", kinds_list(), ") and not a directory"));
 }
@@ -80,7 +80,7 @@ std::unique_ptr<Encoder> make_encoder(const std::string& spec) {
 std::string encoder_identity(const Encoder& encoder) {
   const std::string spec = encoder.spec();
   const auto colon = spec.find(':');
-  if (colon == std::string::npos || !fs::is_directory(spec.substr(colon + 1))) return spec;
+  if (colon == std::string::npos || !verity::is_directory(spec.substr(colon + 1))) return spec;
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(spec.substr(colon + 1)))
     if (entry.is_regular_file()) files.push_back(entry.path());

@@ -159,7 +159,7 @@ struct RemoveOnExit {
 void convert_use_lite(const std::string& npm_package_dir, const std::string& out_dir) {
   fs::path target = fs::absolute(fs::path(out_dir)).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();
-  if (fs::exists(target))
+  if (verity::file_exists(target))
     VERITY_CHECK(is_model_dir(target.string()), ConfigError, "convert use-lite: ", target.string(),
                  " exists and is not a verity model directory; refusing to replace it");
 
@@ -291,7 +291,7 @@ void convert_use_lite(const std::string& npm_package_dir, const std::string& out
   write_model_config(tmp.string(), config);
 
   check_interrupt();
-  if (fs::exists(target)) {
+  if (verity::file_exists(target)) {
     const fs::path old = target.string() + ".old." + std::to_string(::getpid());
     fs::rename(target, old);
     fs::rename(tmp, target);

@@ -45,7 +45,7 @@ search::IndexBuildOptions build_options(const RetrievalEvalOptions& opt) {
 // Whether a cached index has every part the run needs and matches the corpus.
 bool cache_usable(const std::string& dir, const data::BeirDataset& ds,
                   const search::IndexBuildOptions& b) {
-  if (!fs::exists(dir + "/manifest.json")) return false;
+  if (!verity::file_exists(dir + "/manifest.json")) return false;
   try {
     auto m = index::read_index_manifest(dir);
     if (m.corpus_hash != ds.corpus.content_hash || m.docs != ds.corpus.size()) return false;

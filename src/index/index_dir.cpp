@@ -18,8 +18,8 @@ constexpr int kVersion = 1;
 
 IndexManifest read_index_manifest(const std::string& dir) {
   std::string path = dir + "/manifest.json";
-  VERITY_CHECK(fs::is_directory(dir), Error, dir, ": not an index directory (build one with 'verity index')");
-  VERITY_CHECK(fs::exists(path), FormatError, path, ": missing; ", dir, " is not a verity index");
+  VERITY_CHECK(verity::is_directory(dir), Error, dir, ": not an index directory (build one with 'verity index')");
+  VERITY_CHECK(verity::file_exists(path), FormatError, path, ": missing; ", dir, " is not a verity index");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file(path));
@@ -55,8 +55,8 @@ IndexManifest read_index_manifest(const std::string& dir) {
 IndexDirBuilder::IndexDirBuilder(std::string final_dir) : final_dir_(std::move(final_dir)) {
   while (!final_dir_.empty() && final_dir_.back() == '/') final_dir_.pop_back();
   VERITY_CHECK(!final_dir_.empty(), ConfigError, "empty index directory name");
-  if (fs::exists(final_dir_)) {
-    VERITY_CHECK(fs::is_directory(final_dir_) && fs::exists(final_dir_ + "/manifest.json"), Error,
+  if (verity::file_exists(final_dir_)) {
+    VERITY_CHECK(verity::is_directory(final_dir_) && verity::file_exists(final_dir_ + "/manifest.json"), Error,
                  final_dir_, " exists and is not a verity index; refusing to replace it");
   }
   remove_stale_siblings(final_dir_);

@@ -499,7 +499,7 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
   LoopState s;
   std::string best;  // module bytes of the best evaluation
   if (o.resume) {
-    if (fs::exists(checkpoint_path(o.checkpoint_dir))) {
+    if (verity::file_exists(checkpoint_path(o.checkpoint_dir))) {
       load_checkpoint(o.checkpoint_dir, s, fingerprint, *model, optimizer, best);
       report.resumed_from_step = s.step;
       log("resumed from ", checkpoint_path(o.checkpoint_dir), " at step ", s.step, " of ", total);
@@ -654,8 +654,8 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
       fs::path out_path = fs::path(o.out_dir).lexically_normal();
       if (out_path.filename().empty()) out_path = out_path.parent_path();
       const std::string out_dir = out_path.string();
-      VERITY_CHECK(!fs::exists(out_dir) || encode::is_model_dir(out_dir) ||
-                       (fs::is_directory(out_dir) && fs::is_empty(out_dir)),
+      VERITY_CHECK(!verity::file_exists(out_dir) || encode::is_model_dir(out_dir) ||
+                       (verity::is_directory(out_dir) && verity::is_empty_directory(out_dir)),
                    ConfigError, out_dir, " exists and is not a verity model directory; not replacing it");
       remove_stale_siblings(out_dir);
       const std::string staging = out_dir + ".tmp." + std::to_string(::getpid());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/section_file.hpp"
 
 namespace verity::train {
@@ -56,7 +57,7 @@ size_t for_each_cached(const std::string& path, const std::string& encoder_spec,
 }  // namespace
 
 size_t load_token_cache(TextBank& bank, const std::string& path, const std::string& encoder_spec) {
-  if (!std::filesystem::exists(path)) return 0;
+  if (!verity::file_exists(path)) return 0;
   std::unordered_map<std::string, uint32_t> wanted;
   for (uint32_t id = 0; id < bank.size(); ++id)
     if (!bank.encoded(id)) wanted.emplace(bank.text(id), id);
@@ -84,7 +85,7 @@ size_t save_token_cache(const TextBank& bank, const std::string& path, const std
   };
   for (uint32_t id = 0; id < bank.size(); ++id)
     if (bank.encoded(id)) add(bank.text(id), bank.tokens(id), dim);
-  if (std::filesystem::exists(path))
+  if (verity::file_exists(path))
     for_each_cached(path, encoder_spec, dim, [&](const std::string& text, std::span<const float> r, size_t d) {
       dim = d;
       add(text, r, d);

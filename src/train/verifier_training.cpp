@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "core/section_file.hpp"
 #include "encode/detail/use_lite_model.hpp"
@@ -302,7 +303,7 @@ TrainReport run_loop(verify::LearnedVerifier& model, MapSource& maps, const Modu
   ModuleBytes best;  // weights of the best dev epoch; empty = none yet
   TrainReport report;
   if (opt.resume) {
-    if (std::filesystem::exists(checkpoint_path(opt.checkpoint_dir))) {
+    if (verity::file_exists(checkpoint_path(opt.checkpoint_dir))) {
       load_checkpoint(opt.checkpoint_dir, s, fingerprint, modules, optimizer, best);
       report.resumed_from_step = s.step;
       log("resumed from ", checkpoint_path(opt.checkpoint_dir), " at step ", s.step, " (epoch ",

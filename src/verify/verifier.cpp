@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "verify/alignment_verifier.hpp"
 #include "verify/ensemble.hpp"
 #include "verify/learned.hpp"
@@ -131,7 +132,7 @@ std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
     VERITY_CHECK(colon == std::string_view::npos, ConfigError, "verifier spec '", spec,
                  "': default takes no arguments");
     const auto path = default_verifier_path();
-    VERITY_CHECK(std::filesystem::exists(path), ConfigError, "verifier spec 'default': ", path,
+    VERITY_CHECK(verity::file_exists(path), ConfigError, "verifier spec 'default': ", path,
                  " does not exist (scripts/train_default_verifier.sh trains it; "
                  "$VERITY_DEFAULT_VERIFIER picks another file)");
     return load_verifier_file(path);

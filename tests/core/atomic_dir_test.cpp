@@ -8,17 +8,13 @@
 #include <filesystem>
 
 #include "core/io.hpp"
+#include "../support/scratch_dir.hpp"
 
 using namespace verity;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path fresh_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("verity_atomic_dir_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path fresh_dir(const std::string& name) { return verity_test::fresh_dir("atomic_dir", name); }
 
 // A pid that surely is not running: a child that has exited and been reaped.
 pid_t dead_pid() {

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "../cli/run_verity.hpp"
+#include "../support/scratch_dir.hpp"
 #include "../support/tiny_glove.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
@@ -27,12 +28,7 @@ using namespace verity::train;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("verity_enc_train_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return verity_test::fresh_dir("enc_train", name); }
 
 // A tiny GloVe model: words a0..a5, b0..b5 and a few words of tests/fixtures/tiny_beir,
 // dim 8, seeded random vectors (written as a wink package and converted).

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "../cli/run_verity.hpp"
+#include "../support/scratch_dir.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/section_file.hpp"
@@ -25,12 +26,7 @@ using namespace verity::train;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("verity_train_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return verity_test::fresh_dir("train", name); }
 
 TEST(Losses, PairwiseLogisticByHand) {
   auto loss = train::detail::make_loss("pairwise", 0.2, 1.0);
