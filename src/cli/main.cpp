@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli/command.hpp"
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   verity::cli::set_invocation(argc, argv);
   verity::cli::setup_all_commands(app);
   try {
+    verity::best_isa();  // a bad VERITY_KERNEL_ISA is refused before any work starts
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;

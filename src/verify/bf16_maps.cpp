@@ -145,7 +145,8 @@ bool use_bf16_maps() {
     const std::string mode = v && *v ? v : "fast";
     VERITY_CHECK(mode == "fast" || mode == "exact", ConfigError, "VERITY_MAP_PRECISION='", mode,
                  "': expected 'fast' (bf16 products where the CPU has AVX512-BF16) or 'exact'");
-    return mode == "fast" && bf16_maps_supported();
+    // bf16 maps are an AVX-512 path: a pinned slower kernel path turns them off too.
+    return mode == "fast" && bf16_maps_supported() && best_isa() == Isa::avx512;
   }();
   return use;
 }

@@ -77,6 +77,18 @@ TEST_F(CacheCli, CacheEvalReportsEveryScorerAndWritesThePlot) {
   const auto isa = j["hardware"]["kernel_isa"].get<std::string>();
   EXPECT_TRUE(isa == "avx512" || isa == "avx2" || isa == "portable") << isa;
   EXPECT_TRUE(j["hardware"]["bf16_maps"].is_boolean());
+  // VERITY_KERNEL_ISA pins a slower path (bf16 maps, an AVX-512 path, go with it); a bad value is a usage error.
+  const std::string small = "cache-eval --pairs " + fixture("pairs.jsonl") + " --scorer f1 --protocol pairs --encoder use-lite:" +
+                            verity_test::use_lite_dir() + " --verifier f1 --work-dir " + dir_.string() + " --json --quiet";
+  auto pinned = run(small, "VERITY_KERNEL_ISA=portable");
+  ASSERT_EQ(pinned.status, 0) << pinned.err;
+  auto pj = json::parse(pinned.out);
+  EXPECT_EQ(pj["hardware"]["kernel_isa"], "portable");
+  EXPECT_EQ(pj["hardware"]["bf16_maps"], false);
+  auto refused = run(small, "VERITY_KERNEL_ISA=sse9");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_TRUE(refused.out.empty());
+  EXPECT_NE(refused.err.find("VERITY_KERNEL_ISA='sse9'"), std::string::npos) << refused.err;
   std::ifstream in(svg);
   std::string head(4, ' ');
   in.read(head.data(), 4);

@@ -16,10 +16,12 @@ struct Result {
   std::string out, err;
 };
 
-inline Result run(const std::string& args) {
+// env: assignments such as "VERITY_KERNEL_ISA=portable" set for this run only.
+inline Result run(const std::string& args, const std::string& env = "") {
   namespace fs = std::filesystem;
   auto err_path = fs::temp_directory_path() / ("verity_cli_err_" + std::to_string(::getpid()));
-  std::string cmd = std::string(VERITY_BINARY) + " " + args + " 2>" + err_path.string();
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(VERITY_BINARY) + " " + args + " 2>" +
+                    err_path.string();
   FILE* p = ::popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
