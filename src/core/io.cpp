@@ -93,15 +93,19 @@ std::string read_file(const std::string& path) {
 }
 
 namespace {
+// A path as an error message shows it: one from a hostile file may be very long.
+std::string shown(const std::string& path) {
+  return path.size() > 256 ? cat("'", path.substr(0, 256), "...' (", path.size(), " bytes)") : cat("'", path, "'");
+}
+
 // std::filesystem throws its own filesystem_error when a path cannot be checked
 // (a name longer than NAME_MAX, no permission); these take paths from users and
 // files, so that is a verity Error naming the path. Not found is no error.
 std::filesystem::file_status checked_status(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  VERITY_CHECK(!ec || status.type() == std::filesystem::file_type::not_found, Error, "cannot check path '",
-               path.size() > 256 ? path.substr(0, 256) + "...' (" + std::to_string(path.size()) + " bytes)" : path + "'",
-               ": ", ec.message());
+  VERITY_CHECK(!ec || status.type() == std::filesystem::file_type::not_found, Error, "cannot check path ",
+               shown(path), ": ", ec.message());
   return status;
 }
 }  // namespace
@@ -111,13 +115,13 @@ bool is_directory(const std::string& path) { return std::filesystem::is_director
 uint64_t file_size(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  VERITY_CHECK(!ec, Error, "cannot read the size of ", path, ": ", ec.message());
+  VERITY_CHECK(!ec, Error, "cannot read the size of ", shown(path), ": ", ec.message());
   return size;
 }
 bool is_empty_directory(const std::string& path) {
   std::error_code ec;
   const bool empty = std::filesystem::is_empty(path, ec);
-  VERITY_CHECK(!ec, Error, "cannot list ", path, ": ", ec.message());
+  VERITY_CHECK(!ec, Error, "cannot list ", shown(path), ": ", ec.message());
   return empty && is_directory(path);
 }
 void make_directories(const std::string& path) {

@@ -140,7 +140,7 @@ ModelDirWriter::ModelDirWriter(const std::string& dir) {
   if (target.filename().empty()) target = target.parent_path();
   target_ = target.string();
   VERITY_CHECK(!verity::file_exists(target) || is_model_dir(target_) ||
-                   (verity::is_directory(target) && verity::is_empty_directory(target)),
+                   verity::is_empty_directory(target),
                ConfigError, target_, " exists and is not a verity model directory; not replacing it");
   remove_stale_siblings(target_);
   staging_ = target_ + ".tmp." + std::to_string(::getpid());

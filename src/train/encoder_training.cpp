@@ -655,7 +655,7 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
       if (out_path.filename().empty()) out_path = out_path.parent_path();
       const std::string out_dir = out_path.string();
       VERITY_CHECK(!verity::file_exists(out_dir) || encode::is_model_dir(out_dir) ||
-                       (verity::is_directory(out_dir) && verity::is_empty_directory(out_dir)),
+                       verity::is_empty_directory(out_dir),
                    ConfigError, out_dir, " exists and is not a verity model directory; not replacing it");
       remove_stale_siblings(out_dir);
       const std::string staging = out_dir + ".tmp." + std::to_string(::getpid());
