@@ -54,6 +54,7 @@ struct TrainVerifierArgs {
   // F5: labelled pairs beside the triples.
   std::vector<std::string> pairs, dev_pairs;
   size_t max_pairs_per_source = 0, max_dev_pairs_per_source = 0;
+  std::string f5_lexicon_words = "english";  // number words and negators in the F5 lexicon, or "none"
   verify::AlignmentConfig f5;
   train::AlignmentTrainOptions f5_train;
   std::string pooled_term = "none";
@@ -142,6 +143,11 @@ void run_train_f5(TrainVerifierArgs& a) {
     o.antonyms = perturb::wn_antonym_pairs();
     log("f5: lexicon of ", o.antonyms.size(), " WordNet antonym pairs");
     inputs["lexicon"] = {{"source", "WordNet 3.0 direct antonyms (wordnet-base)"}, {"pairs", o.antonyms.size()}};
+    if (a.f5_lexicon_words == "english") {
+      o.lexicon_words = verify::LexiconWords::english();
+      inputs["lexicon"]["number_words"] = o.lexicon_words.numbers.size();
+      inputs["lexicon"]["negators"] = o.lexicon_words.negators.size();
+    }
   }
   nlohmann::json provenance = {
       {"argv", invocation()},
@@ -484,6 +490,10 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--f5-mlp", f5.mlp, "F5 final layer width")->capture_default_str();
   cmd->add_option("--f5-conv", f5.conv, "F5 1-D convolution along each text (true/false)")->capture_default_str();
   cmd->add_option("--f5-inputs", f5.inputs, "F5 input groups: map,identity,pooled,lexicon")->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--f5-lexicon-words", a->f5_lexicon_words,
+                  "F5 lexicon: number words and negators beside the antonyms (english) or antonyms only (none)")
+      ->check(CLI::IsMember({"english", "none"}))
       ->capture_default_str();
   cmd->add_option("--steps-per-epoch", f5o.steps_per_epoch, "F5 optimizer steps per epoch")->capture_default_str();
   cmd->add_option("--pairs-per-source", f5o.pairs_per_source, "F5 pairs drawn per source per step")

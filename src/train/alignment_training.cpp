@@ -478,7 +478,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   auto idf = verify::build_idf_table(train_ids);
   log("f5: idf over ", idf.documents(), " training texts, ", idf.document_frequency().size(), " distinct tokens");
 
-  const verify::Lexicon lexicon(o.antonyms);
+  const verify::Lexicon lexicon(o.antonyms, o.lexicon_words);
   const verify::TokenTable token_table(idf, lexicon);
   std::vector<verify::AlignmentFeatures> features(set.samples.size());
   {

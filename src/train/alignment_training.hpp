@@ -70,6 +70,8 @@ struct AlignmentTrainOptions {
   // Antonym word pairs for the "lexicon" input (perturb::wn_antonym_pairs);
   // stored in the verifier file.
   std::vector<std::pair<std::string, std::string>> antonyms;
+  // Number words and negators for the same input; stored in the verifier file.
+  verify::LexiconWords lexicon_words;
 };
 
 struct SourceMetrics {

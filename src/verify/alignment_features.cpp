@@ -64,7 +64,21 @@ uint64_t pair_key(uint32_t a, uint32_t b) {
 
 }  // namespace
 
-Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms) : words_(std::move(antonyms)) {
+LexiconWords LexiconWords::english() {
+  return {{"zero",    "two",      "three",   "four",     "five",     "six",     "seven",   "eight",
+           "nine",    "ten",      "eleven",  "twelve",   "thirteen", "fourteen", "fifteen", "sixteen",
+           "seventeen", "eighteen", "nineteen", "twenty", "thirty",  "forty",   "fifty",   "sixty",
+           "seventy", "eighty",   "ninety",  "hundred",  "thousand", "million", "billion", "trillion",
+           "dozen",   "twice",    "thrice",  "half"},
+          {"not", "no", "never", "nor", "neither", "none", "nothing", "nobody", "nowhere", "without", "cannot"}};
+}
+
+Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words)
+    : words_(std::move(antonyms)), single_words_(std::move(words)) {
+  for (const auto& w : single_words_.numbers)
+    for (const auto& piece : piece_forms(w)) number_pieces_.insert(token_identity(piece));
+  for (const auto& w : single_words_.negators)
+    for (const auto& piece : piece_forms(w)) negator_pieces_.insert(token_identity(piece));
   // Every piece form of one inflected word maps to one key; antonymy is a
   // relation between keys, so each pair is stored once, not once per form.
   std::unordered_map<std::string, uint32_t> keys;
@@ -114,7 +128,9 @@ const std::unordered_set<uint32_t>& Lexicon::digit_pieces() {
 }
 
 TokenTable::TokenTable(const IdfTable& idf, const Lexicon& lexicon) {
-  const size_t entries = idf.document_frequency().size() + lexicon.piece_words().size() + Lexicon::digit_pieces().size();
+  const size_t entries = idf.document_frequency().size() + lexicon.piece_words().size() +
+                         Lexicon::digit_pieces().size() + lexicon.number_pieces().size() +
+                         lexicon.negator_pieces().size();
   unsigned bits = 4;
   while ((size_t(1) << bits) < 2 * entries) ++bits;  // load factor <= 1/2
   slots_.assign(size_t(1) << bits, Slot{});
@@ -128,7 +144,9 @@ TokenTable::TokenTable(const IdfTable& idf, const Lexicon& lexicon) {
   };
   for (const auto& [token, df] : idf.document_frequency()) fresh(token).idf = idf.normalized_idf(token);
   for (const auto& [token, word] : lexicon.piece_words()) fresh(token).word = word;
-  for (uint32_t token : Lexicon::digit_pieces()) fresh(token).digits = 1;
+  for (uint32_t token : Lexicon::digit_pieces()) fresh(token).number = 1;
+  for (uint32_t token : lexicon.number_pieces()) fresh(token).number = 1;
+  for (uint32_t token : lexicon.negator_pieces()) fresh(token).negator = 1;
 }
 
 TokenTable::Slot& TokenTable::slot_for(uint32_t token) {
@@ -143,7 +161,7 @@ TokenTable::Info TokenTable::info(uint32_t token) const {
   for (size_t i = (uint32_t(token * 2654435761u) >> shift_) & mask;; i = (i + 1) & mask) {
     const Slot& s = slots_[i];
     if (!s.used) return absent_;
-    if (s.token == token) return {s.idf, s.word, s.digits != 0};
+    if (s.token == token) return {s.idf, s.word, s.number != 0, s.negator != 0};
   }
 }
 
@@ -151,7 +169,7 @@ namespace {
 
 struct DirectionSummary {
   double maxsim = 0, idf_maxsim = 0, exact = 0, idf_exact = 0, tau = 0, kept = 0, worst_missing = 0;
-  size_t unmatched_digits = 0, antonyms = 0;
+  size_t unmatched_numbers = 0, polarity_flips = 0;
 };
 
 // What the tables say about each token of one text, looked up once per map
@@ -245,6 +263,12 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   std::vector<size_t> y_words;  // positions of Y's tokens that have antonyms
   for (size_t j = 0; j < m && known; ++j)
     if (y_info[j].word != Lexicon::kNoWord) y_words.push_back(j);
+  // A negator of X counts only while X holds more of them than Y: "no" against
+  // "not" is no flip, "not" against nothing is.
+  auto negators = [](const TokenInfo& info) {
+    return std::count_if(info.begin(), info.end(), [](const TokenTable::Info& t) { return t.negator; });
+  };
+  const bool more_negators = known && negators(x_info) > negators(y_info);
   std::vector<long> target(n, 0);
   std::vector<uint8_t> exact_at_target(n, 0);
   DirectionSummary s;
@@ -269,13 +293,15 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     f[10] = best * (1.0f - f[2]);
     f[11] = 1.0f - best;
     f[12] = y_info[arg].idf;
-    if (known && !exact && x_info[i].digits) f[13] = 1.0f, ++s.unmatched_digits;
+    if (known && !exact && x_info[i].number) f[13] = 1.0f, ++s.unmatched_numbers;
     if (known && x_info[i].word != Lexicon::kNoWord)
       for (size_t j : y_words)
         if (lexicon.antonym_words(x_info[i].word, y_info[j].word)) {
-          f[14] = 1.0f, ++s.antonyms;
+          f[14] = 1.0f;
           break;
         }
+    if (more_negators && !exact && x_info[i].negator) f[14] = 1.0f;
+    s.polarity_flips += f[14] != 0.0f;
     s.maxsim += best;
     s.idf_maxsim += w_idf * best;
     s.exact += f[2];
@@ -364,8 +390,8 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
               mean(f2_fwd, f2_bwd),
               float(std::max(fwd.worst_missing, bwd.worst_missing)),
               mean(fwd.worst_missing, bwd.worst_missing),
-              float(std::min<size_t>(std::max(fwd.unmatched_digits, bwd.unmatched_digits), 2)) / 2.0f,
-              float(std::min<size_t>(std::max(fwd.antonyms, bwd.antonyms), 2)) / 2.0f};
+              float(std::min<size_t>(std::max(fwd.unmatched_numbers, bwd.unmatched_numbers), 2)) / 2.0f,
+              float(std::min<size_t>(std::max(fwd.polarity_flips, bwd.polarity_flips), 2)) / 2.0f};
   return out;
 }
 

@@ -19,8 +19,11 @@
 //  10 close      best · (1 - exact): similar but not the same token
 //  11 missing    1 - best
 //  12 idf_there  idf(j*) / idf_max
-//  13 number     1 if the token is a digit piece with no exact match in Y
-//  14 antonym    1 if some token of Y is a lexicon antonym of this token
+//  13 number     1 if the token is a number (digit piece or lexicon number
+//                word) with no exact match in Y
+//  14 polarity   1 if some token of Y is a lexicon antonym of this token, or
+//                the token is a lexicon negator with no exact match in Y
+//                while X holds more negators than Y
 // Pair scalars (symmetric in a and b):
 //   0 pooled cosine (0 when unknown)   1 pooled cosine known
 //   2,3 MaxSim mean / min over the two directions
@@ -32,11 +35,13 @@
 //  13 share of kept bigrams, mean
 //  14 F2 soft alignment with positional bias (lambda = tau = 0.1), mean
 //  15,16 max over tokens of idf · (1 - best), max / mean over the directions
-//  17 unmatched digit pieces, min(count, 2) / 2, max over the directions
-//  18 antonym pairs across the texts, min(count, 2) / 2
+//  17 unmatched numbers (feature 13), min(count, 2) / 2, max over the directions
+//  18 polarity flips (feature 14), min(count, 2) / 2, max over the directions
 // Features 13, 14, 17 and 18 read token identities against a Lexicon: digit
-// pieces are recognized by their identity; antonyms come from the verifier's
-// word list (WordNet's direct antonyms, written into the verifier file).
+// pieces are recognized by their identity; antonyms (WordNet's direct
+// antonyms), number words and negators come from the verifier's word lists,
+// written into the verifier file, so a file without number words or negators
+// keeps the features it was trained on.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -79,15 +84,27 @@ class IdfTable {
 // Counts each identity once per text.
 IdfTable build_idf_table(std::span<const std::vector<uint32_t>> texts);
 
-// Token identities that carry meaning a similarity map blurs: antonym pairs
-// and digit pieces. Words are matched through the pieces a tokenizer makes of
-// a whole word ("open", "\u2581open", "Open", ...) and simple inflections
-// (-s, -ed, -ing, -er, -est), so a word split into several pieces is not seen.
+// Single words a similarity map blurs: number words ("four" against "ten")
+// and negators ("not", "never", ...). Lower-case.
+struct LexiconWords {
+  std::vector<std::string> numbers, negators;
+  bool empty() const { return numbers.empty() && negators.empty(); }
+  // The lists a new verifier is trained with: cardinal number words and
+  // multipliers ("one" is left out: it is mostly a pronoun or determiner),
+  // and the negating words whose pieces the English tokenizers keep whole.
+  static LexiconWords english();
+};
+
+// Token identities that carry meaning a similarity map blurs: antonym pairs,
+// digit pieces, number words and negators. Words are matched through the
+// pieces a tokenizer makes of a whole word ("open", "\u2581open", "Open", ...);
+// antonyms also through simple inflections (-s, -ed, -ing, -er, -est), so a
+// word split into several pieces is not seen.
 class Lexicon {
  public:
   Lexicon() = default;
   // Lower-case word pairs (a, b), each pair read both ways.
-  explicit Lexicon(std::vector<std::pair<std::string, std::string>> antonyms);
+  explicit Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words = {});
   bool antonyms(uint32_t a, uint32_t b) const;
   bool has_antonyms(uint32_t token) const { return word_of(token) != kNoWord; }
   // The inflected word a piece belongs to (kNoWord when it has no antonyms),
@@ -97,8 +114,14 @@ class Lexicon {
   bool antonym_words(uint32_t word_a, uint32_t word_b) const;
   // A piece of 1-4 digits, bare or with a word-start or continuation marker.
   static bool is_digits(uint32_t token);
+  // A digit piece or a piece form of a number word.
+  bool is_number(uint32_t token) const { return is_digits(token) || number_pieces_.count(token) != 0; }
+  bool is_negator(uint32_t token) const { return negator_pieces_.count(token) != 0; }
   const std::vector<std::pair<std::string, std::string>>& antonym_words() const { return words_; }
-  bool empty() const { return words_.empty(); }
+  const LexiconWords& words() const { return single_words_; }
+  const std::unordered_set<uint32_t>& number_pieces() const { return number_pieces_; }
+  const std::unordered_set<uint32_t>& negator_pieces() const { return negator_pieces_; }
+  bool empty() const { return words_.empty() && single_words_.empty(); }
   // Piece identity -> word, for every piece form of every word.
   const std::unordered_map<uint32_t, uint32_t>& piece_words() const { return form_key_; }
   static const std::unordered_set<uint32_t>& digit_pieces();
@@ -107,6 +130,8 @@ class Lexicon {
   std::vector<std::pair<std::string, std::string>> words_;
   std::unordered_map<uint32_t, uint32_t> form_key_;  // piece identity -> its inflected word's key
   std::unordered_set<uint64_t> pairs_;               // (min key << 32) | max key
+  LexiconWords single_words_;
+  std::unordered_set<uint32_t> number_pieces_, negator_pieces_;
 };
 
 // What the idf table and the lexicon say about one token, merged into one
@@ -117,7 +142,8 @@ class TokenTable {
   struct Info {
     float idf = 1.0f;                  // IdfTable::normalized_idf
     uint32_t word = Lexicon::kNoWord;  // Lexicon::word_of
-    bool digits = false;               // Lexicon::is_digits
+    bool number = false;               // Lexicon::is_number
+    bool negator = false;              // Lexicon::is_negator
   };
   TokenTable() = default;
   TokenTable(const IdfTable& idf, const Lexicon& lexicon);
@@ -127,7 +153,7 @@ class TokenTable {
   struct Slot {
     uint32_t token = 0, word = Lexicon::kNoWord;
     float idf = 1.0f;
-    uint8_t used = 0, digits = 0;
+    uint8_t used = 0, number = 0, negator = 0;
   };
   Slot& slot_for(uint32_t token);
   std::vector<Slot> slots_;

@@ -18,8 +18,9 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 4;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
-                                  // 4: linear pooled term and gate (written only when used)
+constexpr uint32_t kVersion = 5;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+                                  // 4: linear pooled term and gate; 5: number words and negators
+                                  // (LEXW); 4 and 5 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -85,24 +86,43 @@ torch::Tensor direction_tensor(const std::vector<const DirectionFeatures*>& dirs
   return out.features;
 }
 
-Lexicon read_lexicon(const SectionFile& file, const std::string& path) {
-  const auto bytes = file.section("LEXA");
+// Splits a word-list section into "left<TAB>right" rows, with the section
+// name and 1-based line in every error; `what` names the row's expected form.
+template <class OnRow>
+void read_tab_rows(const SectionFile& file, const std::string& path, const char* section, const char* what,
+                   OnRow on_row) {
+  const auto bytes = file.section(section);
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  std::vector<std::pair<std::string, std::string>> words;
   size_t line = 0, pos = 0;
   while (pos < text.size()) {
     ++line;
     const size_t end = text.find('\n', pos);
-    VERITY_CHECK(end != std::string_view::npos, FormatError, path, ": LEXA line ", line, " has no newline");
+    VERITY_CHECK(end != std::string_view::npos, FormatError, path, ": ", section, " line ", line, " has no newline");
     const auto row = text.substr(pos, end - pos);
     const size_t tab = row.find('\t');
-    VERITY_CHECK(tab != std::string_view::npos && tab > 0 && tab + 1 < row.size() &&
-                     row.find('\t', tab + 1) == std::string_view::npos,
-                 FormatError, path, ": LEXA line ", line, " is not 'word<TAB>word'");
-    words.emplace_back(std::string(row.substr(0, tab)), std::string(row.substr(tab + 1)));
+    const bool two_fields = tab != std::string_view::npos && tab > 0 && tab + 1 < row.size() &&
+                            row.find('\t', tab + 1) == std::string_view::npos;
+    VERITY_CHECK(two_fields && on_row(row.substr(0, tab), row.substr(tab + 1)), FormatError, path, ": ", section,
+                 " line ", line, " is not ", what);
     pos = end + 1;
   }
-  return Lexicon(std::move(words));
+}
+
+Lexicon read_lexicon(const SectionFile& file, const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> words;
+  read_tab_rows(file, path, "LEXA", "'word<TAB>word'", [&](std::string_view a, std::string_view b) {
+    words.emplace_back(a, b);
+    return true;
+  });
+  LexiconWords single;
+  if (file.has("LEXW"))
+    read_tab_rows(file, path, "LEXW", "'number<TAB>word' or 'negator<TAB>word'",
+                  [&](std::string_view kind, std::string_view word) {
+                    if (kind != "number" && kind != "negator") return false;
+                    (kind == "number" ? single.numbers : single.negators).emplace_back(word);
+                    return true;
+                  });
+  return Lexicon(std::move(words), std::move(single));
 }
 
 }  // namespace
@@ -466,6 +486,7 @@ void AlignmentVerifier::save(const std::string& path) const {
     conf["calibration"] = calibration_json(*c);
     if (c->pooled_form == Calibration::PooledForm::linear || c->gate) version = 4;
   }
+  if (!impl_->lexicon.words().empty()) version = 5;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -480,6 +501,12 @@ void AlignmentVerifier::save(const std::string& path) const {
   std::string words;
   for (const auto& [a, b] : impl_->lexicon.antonym_words()) words += a + "\t" + b + "\n";
   out.add("LEXA", words.data(), words.size());
+  if (const auto& single = impl_->lexicon.words(); !single.empty()) {
+    std::string lines;
+    for (const auto& w : single.numbers) lines += "number\t" + w + "\n";
+    for (const auto& w : single.negators) lines += "negator\t" + w + "\n";
+    out.add("LEXW", lines.data(), lines.size());
+  }
   detail::write_parameters(out, *impl_->net);
   out.commit();
   impl_->path = path;

@@ -7,15 +7,18 @@
 // score is a calibrated probability that the two texts mean the same thing.
 // Torch-free header; the module is in verify/detail/alignment_modules.hpp.
 //
-// Weights file: a SectionFile with magic "VALN", version 3, or 4 when its
-// calibration has a linear pooled term or a gate (version 2, read too, has no
-// pooled terms in its calibration):
+// Weights file: a SectionFile with magic "VALN", version 3, 4 when its
+// calibration has a linear pooled term or a gate, 5 when its lexicon has
+// number words or negators (version 2, read too, has no pooled terms in its
+// calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
 //               "gate" (v4: {"scale", "bias", "threshold"} | null)} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
+//   LEXW  (v5) its number words and negators, "number\tword\n" or
+//         "negator\tword\n" per word (UTF-8); absent: none
 //   PNAM  parameter names and shapes, PDAT their f32 values (as in VVRF files)
 #include <cstdint>
 #include <memory>
@@ -38,7 +41,7 @@ struct AlignmentConfig {
   bool conv = true;             // a 1-D convolution (width 3) along each text
   // Which inputs the network sees: any of "map" (similarity and positions),
   // "identity" (exact matches, idf, token embeddings), "pooled" (pooled
-  // cosine), "lexicon" (antonym pairs and unmatched digits). Features of a
+  // cosine), "lexicon" (antonym pairs, negators, unmatched numbers). Features of a
   // group left out are zeroed.
   std::vector<std::string> inputs = {"map", "identity", "pooled", "lexicon"};
 };

@@ -152,6 +152,59 @@ TEST(AlignmentFeatures, AntonymsAndChangedNumbersAreSeen) {
   EXPECT_FLOAT_EQ(plain.pair[17], 0.5f);  // digits need no word list
 }
 
+TEST(Lexicon, NumberWordsAndNegatorsThroughPieceForms) {
+  const Lexicon lex(Words{}, LexiconWords::english());
+  for (const char* piece : {"\u2581four", "\u2581Ten", "ten", "\u2581hundred", "\u25816", "379"})
+    EXPECT_TRUE(lex.is_number(token_identity(piece))) << piece;
+  for (const char* piece : {"\u2581one", "\u2581fourth", "\u2581port", "12345"})
+    EXPECT_FALSE(lex.is_number(token_identity(piece))) << piece;
+  for (const char* piece : {"\u2581not", "not", "\u2581Never", "\u2581cannot", "\u2581without", "No"})
+    EXPECT_TRUE(lex.is_negator(token_identity(piece))) << piece;
+  for (const char* piece : {"\u2581note", "\u2581can", "\u2581now", "\u2581four"})
+    EXPECT_FALSE(lex.is_negator(token_identity(piece))) << piece;
+  EXPECT_FALSE(Lexicon().is_number(token_identity("\u2581four")));
+  EXPECT_FALSE(Lexicon().is_negator(token_identity("\u2581not")));
+}
+
+TEST(AlignmentFeatures, NumberWordsAndAddedNegatorsAreSeen) {
+  // "the past four years" against "the past ten years", and "it did improve"
+  // against "it did not improve": one-hot maps, so only the lexicon tells.
+  const size_t dim = 8;
+  const Lexicon words(Words{}, LexiconWords::english());
+  auto token = [&](const DirectionFeatures& d, size_t i, size_t k) { return d.tokens[i * kTokenFeatures + k]; };
+  {
+    auto map = SimilarityMap::compute(one_hot({0, 1, 2, 3}, dim), one_hot({0, 1, 4, 3}, dim), dim);
+    auto ia = piece_ids({"\u2581the", "\u2581past", "\u2581four", "\u2581years"});
+    auto ib = piece_ids({"\u2581the", "\u2581past", "\u2581ten", "\u2581years"});
+    auto f = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), words);
+    EXPECT_FLOAT_EQ(token(f.forward, 2, 13), 1.0f);
+    EXPECT_FLOAT_EQ(token(f.backward, 2, 13), 1.0f);
+    EXPECT_FLOAT_EQ(f.pair[17], 0.5f);
+    EXPECT_FLOAT_EQ(f.pair[18], 0.0f);
+    // Without number words the pair looks like a synonym swap.
+    EXPECT_FLOAT_EQ(alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), Lexicon()).pair[17], 0.0f);
+  }
+  {
+    auto map = SimilarityMap::compute(one_hot({0, 1, 2}, dim), one_hot({0, 1, 5, 2}, dim), dim);
+    auto ia = piece_ids({"\u2581it", "\u2581did", "\u2581improve"});
+    auto ib = piece_ids({"\u2581it", "\u2581did", "\u2581not", "\u2581improve"});
+    auto f = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), words);
+    EXPECT_FLOAT_EQ(token(f.backward, 2, 14), 1.0f);  // "not" has no counterpart
+    EXPECT_FLOAT_EQ(token(f.backward, 3, 14), 0.0f);
+    for (size_t i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(token(f.forward, i, 14), 0.0f);
+    EXPECT_FLOAT_EQ(f.pair[18], 0.5f);
+    EXPECT_FLOAT_EQ(alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), Lexicon()).pair[18], 0.0f);
+  }
+  {
+    // "no" against "not": as many negators on each side, so no flip.
+    auto map = SimilarityMap::compute(one_hot({0, 6, 2}, dim), one_hot({0, 5, 2}, dim), dim);
+    auto ia = piece_ids({"\u2581there", "\u2581no", "\u2581doubt"});
+    auto ib = piece_ids({"\u2581there", "\u2581not", "\u2581doubt"});
+    auto f = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), words);
+    EXPECT_FLOAT_EQ(f.pair[18], 0.0f);
+  }
+}
+
 TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
   AlignmentConfig c;
   c.hidden = 8;
@@ -183,6 +236,8 @@ TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
   ASSERT_NE(f5, nullptr);
   EXPECT_EQ(f5->lexicon().antonym_words(), v->lexicon().antonym_words());
   EXPECT_TRUE(f5->lexicon().antonyms(token_identity("\u2581up"), token_identity("\u2581down")));
+  EXPECT_TRUE(f5->lexicon().words().empty());
+  EXPECT_EQ(SectionFile(path, "VALN", 5).version(), 3u);  // no word lists: what older builds read
   const auto after = score_texts(*w, a, std::span<const TextTokens>(&b, 1), dim);
   EXPECT_FLOAT_EQ(before[0], after[0]);
   EXPECT_GT(after[0], 0.0f);
@@ -276,6 +331,47 @@ TEST(AlignmentVerifier, GatedLinearTermOfTheCalibration) {
   EXPECT_EQ(calibration_json(cal)["gate"]["threshold"].get<float>(), 0.55f);
   EXPECT_EQ(calibration_json(cal)["pooled_form"], "hinge");
   EXPECT_THROW(parse_pooled_form("cubic"), FormatError);
+}
+
+// Number words and negators travel in the file (version 5), so a loaded
+// verifier reads the same features; a bad LEXW line names itself.
+TEST(AlignmentVerifier, LexiconWordsSurviveASaveAndLoad) {
+  AlignmentConfig c;
+  c.hidden = 4, c.mlp = 4, c.buckets = 16;
+  auto v = AlignmentVerifier::untrained(c, small_idf(), 1, Lexicon(Words{{"closed", "open"}}, LexiconWords::english()));
+  v->mark_trained("test");
+  const auto path = temp_path("w.valn");
+  v->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 5).version(), 5u);
+  auto w = AlignmentVerifier::load(path);
+  EXPECT_EQ(w->lexicon().words().numbers, LexiconWords::english().numbers);
+  EXPECT_EQ(w->lexicon().words().negators, LexiconWords::english().negators);
+  EXPECT_TRUE(w->lexicon().is_negator(token_identity("\u2581never")));
+  const size_t dim = 8;
+  auto qa = one_hot({0, 1, 2}, dim), qb = one_hot({0, 1, 5, 2}, dim);
+  auto ia = piece_ids({"\u2581it", "\u2581did", "\u2581improve"});
+  auto ib = piece_ids({"\u2581it", "\u2581did", "\u2581not", "\u2581improve"});
+  std::vector<float> pooled(dim, 0.5f);
+  TextTokens a{qa, ia, pooled}, b{qb, ib, pooled};
+  EXPECT_FLOAT_EQ(score_texts(*v, a, std::span<const TextTokens>(&b, 1), dim)[0],
+                  score_texts(*w, a, std::span<const TextTokens>(&b, 1), dim)[0]);
+  // The same file with one LEXW line of an unknown kind.
+  const SectionFile good(path, "VALN", 5);
+  const auto bad_path = temp_path("w-bad.valn");
+  SectionWriter out(bad_path, "VALN", 5);
+  for (const char* tag : {"CONF", "IDFT", "LEXA", "PNAM", "PDAT"}) {
+    const auto bytes = good.section(tag);
+    out.add(tag, bytes.data(), bytes.size());
+  }
+  const std::string lines = "number\tfour\nverb\trun\n";
+  out.add("LEXW", lines.data(), lines.size());
+  out.commit();
+  try {
+    AlignmentVerifier::load(bad_path);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("LEXW line 2"), std::string::npos) << e.what();
+  }
 }
 
 TEST(AlignmentVerifier, DamagedFilesAreFormatErrors) {
@@ -432,10 +528,18 @@ TEST(TokenTable, AgreesWithTheTablesItMerges) {
     const auto info = table.info(t);
     EXPECT_FLOAT_EQ(info.idf, idf.normalized_idf(t)) << t;
     EXPECT_EQ(info.word, lex.word_of(t)) << t;
-    EXPECT_EQ(info.digits, Lexicon::is_digits(t)) << t;
+    EXPECT_EQ(info.number, lex.is_number(t)) << t;
+    EXPECT_EQ(info.negator, lex.is_negator(t)) << t;
   }
-  EXPECT_TRUE(table.info(token_identity("\u25812024")).digits);
-  EXPECT_FALSE(table.info(token_identity("12345")).digits);
+  EXPECT_TRUE(table.info(token_identity("\u25812024")).number);
+  EXPECT_FALSE(table.info(token_identity("12345")).number);
+  EXPECT_FALSE(table.info(token_identity("\u2581four")).number);  // no number words in this lexicon
+  const Lexicon words(Words{}, LexiconWords::english());
+  const TokenTable with_words(idf, words);
+  EXPECT_TRUE(with_words.info(token_identity("\u2581four")).number);
+  EXPECT_TRUE(with_words.info(token_identity("\u25817")).number);
+  EXPECT_TRUE(with_words.info(token_identity("\u2581Never")).negator);
+  EXPECT_FALSE(with_words.info(token_identity("\u2581now")).negator);
   EXPECT_NE(table.info(token_identity("Open")).word, Lexicon::kNoWord);
   EXPECT_EQ(table.info(token_identity("\u2581shut")).word, Lexicon::kNoWord);
   // An empty table answers like empty tables.
