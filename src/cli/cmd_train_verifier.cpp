@@ -147,6 +147,7 @@ void run_train_f5(TrainVerifierArgs& a) {
       o.lexicon_words = verify::LexiconWords::english();
       inputs["lexicon"]["number_words"] = o.lexicon_words.numbers.size();
       inputs["lexicon"]["negators"] = o.lexicon_words.negators.size();
+      inputs["lexicon"]["negating_clitics"] = o.lexicon_words.negating_clitics.size();
     }
   }
   nlohmann::json provenance = {

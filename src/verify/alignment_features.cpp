@@ -70,7 +70,8 @@ LexiconWords LexiconWords::english() {
            "seventeen", "eighteen", "nineteen", "twenty", "thirty",  "forty",   "fifty",   "sixty",
            "seventy", "eighty",   "ninety",  "hundred",  "thousand", "million", "billion", "trillion",
            "dozen",   "twice",    "thrice",  "half"},
-          {"not", "no", "never", "nor", "neither", "none", "nothing", "nobody", "nowhere", "without", "cannot"}};
+          {"not", "no", "never", "nor", "neither", "none", "nothing", "nobody", "nowhere", "without", "cannot"},
+          {"t"}};
 }
 
 Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words)
@@ -79,6 +80,8 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, Lexi
     for (const auto& piece : piece_forms(w)) number_pieces_.insert(token_identity(piece));
   for (const auto& w : single_words_.negators)
     for (const auto& piece : piece_forms(w)) negator_pieces_.insert(token_identity(piece));
+  // A clitic follows its apostrophe inside a word: only the bare piece.
+  for (const auto& w : single_words_.negating_clitics) clitic_pieces_.insert(token_identity(w));
   // Every piece form of one inflected word maps to one key; antonymy is a
   // relation between keys, so each pair is stored once, not once per form.
   std::unordered_map<std::string, uint32_t> keys;
@@ -110,6 +113,13 @@ bool Lexicon::antonym_words(uint32_t word_a, uint32_t word_b) const {
 
 bool Lexicon::is_digits(uint32_t token) { return digit_pieces().count(token) != 0; }
 
+bool Lexicon::is_apostrophe(uint32_t token) { return apostrophe_pieces().count(token) != 0; }
+
+const std::unordered_set<uint32_t>& Lexicon::apostrophe_pieces() {
+  static const std::unordered_set<uint32_t> pieces = {token_identity("'"), token_identity("\u2019")};
+  return pieces;
+}
+
 const std::unordered_set<uint32_t>& Lexicon::digit_pieces() {
   static const std::unordered_set<uint32_t> digits = [] {
     std::unordered_set<uint32_t> set;
@@ -130,7 +140,8 @@ const std::unordered_set<uint32_t>& Lexicon::digit_pieces() {
 TokenTable::TokenTable(const IdfTable& idf, const Lexicon& lexicon) {
   const size_t entries = idf.document_frequency().size() + lexicon.piece_words().size() +
                          Lexicon::digit_pieces().size() + lexicon.number_pieces().size() +
-                         lexicon.negator_pieces().size();
+                         lexicon.negator_pieces().size() + lexicon.clitic_pieces().size() +
+                         Lexicon::apostrophe_pieces().size();
   unsigned bits = 4;
   while ((size_t(1) << bits) < 2 * entries) ++bits;  // load factor <= 1/2
   slots_.assign(size_t(1) << bits, Slot{});
@@ -147,6 +158,12 @@ TokenTable::TokenTable(const IdfTable& idf, const Lexicon& lexicon) {
   for (uint32_t token : Lexicon::digit_pieces()) fresh(token).number = 1;
   for (uint32_t token : lexicon.number_pieces()) fresh(token).number = 1;
   for (uint32_t token : lexicon.negator_pieces()) fresh(token).negator = 1;
+  // Apostrophes matter only before a clitic: a lexicon without clitics leaves
+  // every token as it was.
+  if (!lexicon.clitic_pieces().empty()) {
+    for (uint32_t token : lexicon.clitic_pieces()) fresh(token).clitic = 1;
+    for (uint32_t token : Lexicon::apostrophe_pieces()) fresh(token).apostrophe = 1;
+  }
 }
 
 TokenTable::Slot& TokenTable::slot_for(uint32_t token) {
@@ -161,7 +178,8 @@ TokenTable::Info TokenTable::info(uint32_t token) const {
   for (size_t i = (uint32_t(token * 2654435761u) >> shift_) & mask;; i = (i + 1) & mask) {
     const Slot& s = slots_[i];
     if (!s.used) return absent_;
-    if (s.token == token) return {s.idf, s.word, s.number != 0, s.negator != 0};
+    if (s.token == token)
+      return {s.idf, s.word, s.number != 0, s.negator != 0, s.clitic != 0, s.apostrophe != 0};
   }
 }
 
@@ -179,6 +197,9 @@ using TokenInfo = std::vector<TokenTable::Info>;
 TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table) {
   TokenInfo info(length);
   for (size_t i = 0; i < length && known; ++i) info[i] = table.info(ids[i]);
+  // "isn ' t": the clitic after an apostrophe negates; a lone "t" does not.
+  for (size_t i = 1; i < length && known; ++i)
+    if (info[i].clitic && info[i - 1].apostrophe) info[i].negator = true;
   return info;
 }
 

@@ -23,7 +23,9 @@
 //                word) with no exact match in Y
 //  14 polarity   1 if some token of Y is a lexicon antonym of this token, or
 //                the token is a lexicon negator with no exact match in Y
-//                while X holds more negators than Y
+//                while X holds more negators than Y (a negating clitic piece
+//                right after an apostrophe piece counts as a negator: the
+//                "t" of "isn ' t")
 // Pair scalars (symmetric in a and b):
 //   0 pooled cosine (0 when unknown)   1 pooled cosine known
 //   2,3 MaxSim mean / min over the two directions
@@ -85,13 +87,17 @@ class IdfTable {
 IdfTable build_idf_table(std::span<const std::vector<uint32_t>> texts);
 
 // Single words a similarity map blurs: number words ("four" against "ten")
-// and negators ("not", "never", ...). Lower-case.
+// and negators ("not", "never", ...), plus negating clitics: the piece a
+// tokenizer leaves after the apostrophe of a contracted negation ("isn't" ->
+// "isn", "'", "t"), a negator only right after an apostrophe piece ("'" or
+// "’"). Lower-case.
 struct LexiconWords {
-  std::vector<std::string> numbers, negators;
-  bool empty() const { return numbers.empty() && negators.empty(); }
+  std::vector<std::string> numbers, negators, negating_clitics;
+  bool empty() const { return numbers.empty() && negators.empty() && negating_clitics.empty(); }
   // The lists a new verifier is trained with: cardinal number words and
   // multipliers ("one" is left out: it is mostly a pronoun or determiner),
-  // and the negating words whose pieces the English tokenizers keep whole.
+  // the negating words whose pieces the English tokenizers keep whole, and
+  // the "t" of n't.
   static LexiconWords english();
 };
 
@@ -117,10 +123,15 @@ class Lexicon {
   // A digit piece or a piece form of a number word.
   bool is_number(uint32_t token) const { return is_digits(token) || number_pieces_.count(token) != 0; }
   bool is_negator(uint32_t token) const { return negator_pieces_.count(token) != 0; }
+  // A negating clitic's piece; a negator when it follows an apostrophe piece.
+  bool is_negating_clitic(uint32_t token) const { return clitic_pieces_.count(token) != 0; }
+  static bool is_apostrophe(uint32_t token);
   const std::vector<std::pair<std::string, std::string>>& antonym_words() const { return words_; }
   const LexiconWords& words() const { return single_words_; }
   const std::unordered_set<uint32_t>& number_pieces() const { return number_pieces_; }
   const std::unordered_set<uint32_t>& negator_pieces() const { return negator_pieces_; }
+  const std::unordered_set<uint32_t>& clitic_pieces() const { return clitic_pieces_; }
+  static const std::unordered_set<uint32_t>& apostrophe_pieces();
   bool empty() const { return words_.empty() && single_words_.empty(); }
   // Piece identity -> word, for every piece form of every word.
   const std::unordered_map<uint32_t, uint32_t>& piece_words() const { return form_key_; }
@@ -131,7 +142,7 @@ class Lexicon {
   std::unordered_map<uint32_t, uint32_t> form_key_;  // piece identity -> its inflected word's key
   std::unordered_set<uint64_t> pairs_;               // (min key << 32) | max key
   LexiconWords single_words_;
-  std::unordered_set<uint32_t> number_pieces_, negator_pieces_;
+  std::unordered_set<uint32_t> number_pieces_, negator_pieces_, clitic_pieces_;
 };
 
 // What the idf table and the lexicon say about one token, merged into one
@@ -143,7 +154,9 @@ class TokenTable {
     float idf = 1.0f;                  // IdfTable::normalized_idf
     uint32_t word = Lexicon::kNoWord;  // Lexicon::word_of
     bool number = false;               // Lexicon::is_number
-    bool negator = false;              // Lexicon::is_negator
+    bool negator = false;              // Lexicon::is_negator (token_info adds clitics in place)
+    bool clitic = false;               // Lexicon::is_negating_clitic
+    bool apostrophe = false;           // Lexicon::is_apostrophe
   };
   TokenTable() = default;
   TokenTable(const IdfTable& idf, const Lexicon& lexicon);
@@ -153,7 +166,7 @@ class TokenTable {
   struct Slot {
     uint32_t token = 0, word = Lexicon::kNoWord;
     float idf = 1.0f;
-    uint8_t used = 0, number = 0, negator = 0;
+    uint8_t used = 0, number = 0, negator = 0, clitic = 0, apostrophe = 0;
   };
   Slot& slot_for(uint32_t token);
   std::vector<Slot> slots_;

@@ -18,9 +18,9 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 5;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 6;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
-                                  // (LEXW); 4 and 5 are written only when used
+                                  // (LEXW); 6: negating clitics in LEXW; 4-6 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -116,10 +116,12 @@ Lexicon read_lexicon(const SectionFile& file, const std::string& path) {
   });
   LexiconWords single;
   if (file.has("LEXW"))
-    read_tab_rows(file, path, "LEXW", "'number<TAB>word' or 'negator<TAB>word'",
+    read_tab_rows(file, path, "LEXW", "'number<TAB>word', 'negator<TAB>word' or 'negating_clitic<TAB>piece'",
                   [&](std::string_view kind, std::string_view word) {
-                    if (kind != "number" && kind != "negator") return false;
-                    (kind == "number" ? single.numbers : single.negators).emplace_back(word);
+                    if (kind == "number") single.numbers.emplace_back(word);
+                    else if (kind == "negator") single.negators.emplace_back(word);
+                    else if (kind == "negating_clitic" && file.version() >= 6) single.negating_clitics.emplace_back(word);
+                    else return false;
                     return true;
                   });
   return Lexicon(std::move(words), std::move(single));
@@ -487,6 +489,7 @@ void AlignmentVerifier::save(const std::string& path) const {
     if (c->pooled_form == Calibration::PooledForm::linear || c->gate) version = 4;
   }
   if (!impl_->lexicon.words().empty()) version = 5;
+  if (!impl_->lexicon.words().negating_clitics.empty()) version = 6;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -505,6 +508,7 @@ void AlignmentVerifier::save(const std::string& path) const {
     std::string lines;
     for (const auto& w : single.numbers) lines += "number\t" + w + "\n";
     for (const auto& w : single.negators) lines += "negator\t" + w + "\n";
+    for (const auto& w : single.negating_clitics) lines += "negating_clitic\t" + w + "\n";
     out.add("LEXW", lines.data(), lines.size());
   }
   detail::write_parameters(out, *impl_->net);

@@ -9,8 +9,8 @@
 //
 // Weights file: a SectionFile with magic "VALN", version 3, 4 when its
 // calibration has a linear pooled term or a gate, 5 when its lexicon has
-// number words or negators (version 2, read too, has no pooled terms in its
-// calibration):
+// number words or negators, 6 when it has negating clitics (version 2, read
+// too, has no pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
@@ -18,7 +18,8 @@
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
-//         "negator\tword\n" per word (UTF-8); absent: none
+//         "negator\tword\n" per word, and (v6) "negating_clitic\tpiece\n"
+//         (UTF-8); absent: none
 //   PNAM  parameter names and shapes, PDAT their f32 values (as in VVRF files)
 #include <cstdint>
 #include <memory>

@@ -166,6 +166,16 @@ TEST(Lexicon, NumberWordsAndNegatorsThroughPieceForms) {
   EXPECT_FALSE(Lexicon().is_negator(token_identity("\u2581not")));
 }
 
+TEST(Lexicon, NegatingCliticOnlyAfterAnApostrophe) {
+  const Lexicon lex(Words{}, LexiconWords::english());
+  EXPECT_TRUE(lex.is_negating_clitic(token_identity("t")));
+  EXPECT_FALSE(lex.is_negating_clitic(token_identity("\u2581t")));
+  EXPECT_FALSE(lex.is_negator(token_identity("t")));  // alone, "t" is no negator
+  EXPECT_TRUE(Lexicon::is_apostrophe(token_identity("'")));
+  EXPECT_TRUE(Lexicon::is_apostrophe(token_identity("\u2019")));
+  EXPECT_FALSE(Lexicon().is_negating_clitic(token_identity("t")));
+}
+
 TEST(AlignmentFeatures, NumberWordsAndAddedNegatorsAreSeen) {
   // "the past four years" against "the past ten years", and "it did improve"
   // against "it did not improve": one-hot maps, so only the lexicon tells.
@@ -201,6 +211,47 @@ TEST(AlignmentFeatures, NumberWordsAndAddedNegatorsAreSeen) {
     auto ia = piece_ids({"\u2581there", "\u2581no", "\u2581doubt"});
     auto ib = piece_ids({"\u2581there", "\u2581not", "\u2581doubt"});
     auto f = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), words);
+    EXPECT_FLOAT_EQ(f.pair[18], 0.0f);
+  }
+}
+
+TEST(AlignmentFeatures, ContractedNegationsAreSeen) {
+  // The pieces a SentencePiece tokenizer makes of "the drug isn't effective"
+  // against "the drug is effective", "... is not effective" and "the drug's
+  // t cells": one-hot maps, so only the lexicon tells.
+  const size_t dim = 12;
+  const Lexicon words(Words{}, LexiconWords::english());
+  auto token = [&](const DirectionFeatures& d, size_t i, size_t k) { return d.tokens[i * kTokenFeatures + k]; };
+  const auto contracted = piece_ids({"\u2581the", "\u2581drug", "\u2581isn", "'", "t", "\u2581effective"});
+  auto contracted_map = [&](std::vector<int> other) {
+    return SimilarityMap::compute(one_hot({0, 1, 2, 3, 4, 5}, dim), one_hot(other, dim), dim);
+  };
+  {
+    auto ib = piece_ids({"\u2581the", "\u2581drug", "\u2581is", "\u2581effective"});
+    auto f = alignment_features(contracted_map({0, 1, 6, 5}), PairContext{contracted, ib, 0.9f}, small_idf(), words);
+    EXPECT_FLOAT_EQ(token(f.forward, 4, 14), 1.0f);  // the "t" after the apostrophe
+    EXPECT_FLOAT_EQ(token(f.forward, 3, 14), 0.0f);
+    EXPECT_FLOAT_EQ(f.pair[18], 0.5f);
+    // A lexicon of the older lists (no clitics) sees nothing.
+    LexiconWords older = LexiconWords::english();
+    older.negating_clitics.clear();
+    EXPECT_FLOAT_EQ(
+        alignment_features(contracted_map({0, 1, 6, 5}), PairContext{contracted, ib, 0.9f}, small_idf(),
+                           Lexicon(Words{}, older))
+            .pair[18],
+        0.0f);
+  }
+  {
+    // "isn't" against "is not": one negator each, no flip.
+    auto ib = piece_ids({"\u2581the", "\u2581drug", "\u2581is", "\u2581not", "\u2581effective"});
+    auto f = alignment_features(contracted_map({0, 1, 6, 7, 5}), PairContext{contracted, ib, 0.9f}, small_idf(), words);
+    EXPECT_FLOAT_EQ(f.pair[18], 0.0f);
+  }
+  {
+    // A "t" after anything but an apostrophe is no negator.
+    auto ia = piece_ids({"\u2581the", "\u2581drug", "\u2581is", "-", "t", "\u2581effective"});
+    auto ib = piece_ids({"\u2581the", "\u2581drug", "\u2581is", "\u2581effective"});
+    auto f = alignment_features(contracted_map({0, 1, 2, 5}), PairContext{ia, ib, 0.9f}, small_idf(), words);
     EXPECT_FLOAT_EQ(f.pair[18], 0.0f);
   }
 }
@@ -342,11 +393,13 @@ TEST(AlignmentVerifier, LexiconWordsSurviveASaveAndLoad) {
   v->mark_trained("test");
   const auto path = temp_path("w.valn");
   v->save(path);
-  EXPECT_EQ(SectionFile(path, "VALN", 5).version(), 5u);
+  EXPECT_EQ(SectionFile(path, "VALN", 6).version(), 6u);
   auto w = AlignmentVerifier::load(path);
   EXPECT_EQ(w->lexicon().words().numbers, LexiconWords::english().numbers);
   EXPECT_EQ(w->lexicon().words().negators, LexiconWords::english().negators);
+  EXPECT_EQ(w->lexicon().words().negating_clitics, LexiconWords::english().negating_clitics);
   EXPECT_TRUE(w->lexicon().is_negator(token_identity("\u2581never")));
+  EXPECT_TRUE(w->lexicon().is_negating_clitic(token_identity("t")));
   const size_t dim = 8;
   auto qa = one_hot({0, 1, 2}, dim), qb = one_hot({0, 1, 5, 2}, dim);
   auto ia = piece_ids({"\u2581it", "\u2581did", "\u2581improve"});
@@ -355,22 +408,33 @@ TEST(AlignmentVerifier, LexiconWordsSurviveASaveAndLoad) {
   TextTokens a{qa, ia, pooled}, b{qb, ib, pooled};
   EXPECT_FLOAT_EQ(score_texts(*v, a, std::span<const TextTokens>(&b, 1), dim)[0],
                   score_texts(*w, a, std::span<const TextTokens>(&b, 1), dim)[0]);
-  // The same file with one LEXW line of an unknown kind.
-  const SectionFile good(path, "VALN", 5);
+  // Without clitics the file stays at version 5, which older builds read.
+  LexiconWords older = LexiconWords::english();
+  older.negating_clitics.clear();
+  auto v5 = AlignmentVerifier::untrained(c, small_idf(), 1, Lexicon(Words{{"closed", "open"}}, older));
+  v5->mark_trained("test");
+  const auto v5_path = temp_path("w5.valn");
+  v5->save(v5_path);
+  EXPECT_EQ(SectionFile(v5_path, "VALN", 6).version(), 5u);
+  EXPECT_TRUE(AlignmentVerifier::load(v5_path)->lexicon().words().negating_clitics.empty());
+  // The same file with one LEXW line of an unknown kind; and a clitic in a
+  // version-5 file, which cannot hold one.
+  const SectionFile good(path, "VALN", 6);
   const auto bad_path = temp_path("w-bad.valn");
-  SectionWriter out(bad_path, "VALN", 5);
-  for (const char* tag : {"CONF", "IDFT", "LEXA", "PNAM", "PDAT"}) {
-    const auto bytes = good.section(tag);
-    out.add(tag, bytes.data(), bytes.size());
-  }
-  const std::string lines = "number\tfour\nverb\trun\n";
-  out.add("LEXW", lines.data(), lines.size());
-  out.commit();
-  try {
-    AlignmentVerifier::load(bad_path);
-    FAIL();
-  } catch (const FormatError& e) {
-    EXPECT_NE(std::string(e.what()).find("LEXW line 2"), std::string::npos) << e.what();
+  for (const std::string lines : {"number\tfour\nverb\trun\n", "negator\tnot\nnegating_clitic\tt\n"}) {
+    SectionWriter out(bad_path, "VALN", 5);
+    for (const char* tag : {"CONF", "IDFT", "LEXA", "PNAM", "PDAT"}) {
+      const auto bytes = good.section(tag);
+      out.add(tag, bytes.data(), bytes.size());
+    }
+    out.add("LEXW", lines.data(), lines.size());
+    out.commit();
+    try {
+      AlignmentVerifier::load(bad_path);
+      FAIL() << lines;
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("LEXW line 2"), std::string::npos) << e.what();
+    }
   }
 }
 
