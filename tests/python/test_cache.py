@@ -40,6 +40,18 @@ def test_paraphrase_hits_and_negation_is_refused(cache):
     assert d["hit"] is False and d["response"] is None
 
 
+def test_contracted_negation_is_refused_and_matches_its_spelled_out_form(cache):
+    # "isn't" reaches the tokenizer as "isn ' t": the verifier's lexicon reads
+    # the clitic after the apostrophe as a negator.
+    cache.put("The drug is effective against the virus.", "Yes.", namespace="plain")
+    refused = cache.lookup("The drug isn't effective against the virus.", namespace="plain")
+    assert not refused.hit and refused.reason in ("below_threshold", "below_cosine_floor")
+    cache.put("The drug isn't effective against the virus.", "Right, it is not.", namespace="negated")
+    served = cache.lookup("The drug is not effective against the virus.", namespace="negated")
+    assert served.hit and served.reason == "verified", served.to_dict()
+    assert served.response == "Right, it is not."
+
+
 def test_min_probability_overrides_the_threshold(cache):
     cache.put("how do I reset my router", "Hold the reset button for 10 s.")
     r = cache.lookup("how can I reset my router", min_probability=0.0)
