@@ -351,6 +351,8 @@ std::vector<GloveToken> GloveEncoder::analyze(std::string_view text) const {
   std::vector<GloveToken> out;
   for (auto& t : glove_tokenize(text)) {
     int64_t row = find(t);
+    // Dropping an unknown "n't" would turn "isn't" into "is".
+    if (row < 0 && t == "n't") row = find("not");
     out.push_back({std::move(t), row});
   }
   return out;

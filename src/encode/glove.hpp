@@ -23,7 +23,9 @@
 // OOV policy: tokens missing from the vocabulary are dropped: they get no
 // token row (so token outputs never contain placeholder zero vectors) and do
 // not enter the mean. A text without any known token gets a zero pooled
-// vector and zero token rows. analyze() exposes what was dropped.
+// vector and zero token rows. analyze() exposes what was dropped. One
+// exception: a vocabulary without "n't" (wink-embeddings has none) gives it
+// the vector of "not", so a contracted negation keeps its meaning.
 #include <cstdint>
 #include <map>
 #include <memory>

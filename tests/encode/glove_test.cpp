@@ -112,6 +112,25 @@ TEST(Glove, ConvertLoadAndEncodeTinyPackage) {
   fs::remove_all(dir);
 }
 
+// wink-embeddings has no "n't": dropping it would read "isn't" as "is".
+TEST(Glove, AnUnknownNegatingCliticReadsAsNot) {
+  const auto pkg = write_package("no_clitic", R"({"dimensions":3,"wordIndex":4,"size":3,
+    "vectors":{"is":[1,0,0,1,0],"not":[0,1,0,1,1],"open":[0,0,1,1,2]}})");
+  const auto dir = temp_dir("no_clitic_out");
+  convert_glove(pkg, dir);
+  auto g = load_glove(dir);
+  const auto analyzed = g->analyze("isn't open");
+  ASSERT_EQ(analyzed.size(), 3u);
+  EXPECT_EQ(analyzed[1].text, "n't");
+  EXPECT_EQ(analyzed[1].row, g->find("not"));
+  std::vector<std::string> texts{"isn't open", "is open"};
+  Encoded e = g->encode(texts, EncodeOptions{});
+  EXPECT_EQ(e.token_strings[0], (std::vector<std::string>{"is", "n't", "open"}));
+  EXPECT_EQ(e.token_strings[1], (std::vector<std::string>{"is", "open"}));
+  fs::remove_all(pkg);
+  fs::remove_all(dir);
+}
+
 TEST(Glove, RejectsBadPackagesAndFiles) {
   struct Case {
     std::string json, expect;
