@@ -158,12 +158,9 @@ TokenTable::TokenTable(const IdfTable& idf, const Lexicon& lexicon) {
   for (uint32_t token : Lexicon::digit_pieces()) fresh(token).number = 1;
   for (uint32_t token : lexicon.number_pieces()) fresh(token).number = 1;
   for (uint32_t token : lexicon.negator_pieces()) fresh(token).negator = 1;
-  // Apostrophes matter only before a clitic: a lexicon without clitics leaves
-  // every token as it was.
-  if (!lexicon.clitic_pieces().empty()) {
-    for (uint32_t token : lexicon.clitic_pieces()) fresh(token).clitic = 1;
-    for (uint32_t token : Lexicon::apostrophe_pieces()) fresh(token).apostrophe = 1;
-  }
+  // An apostrophe alone changes nothing: only a clitic after it negates.
+  for (uint32_t token : lexicon.clitic_pieces()) fresh(token).clitic = 1;
+  for (uint32_t token : Lexicon::apostrophe_pieces()) fresh(token).apostrophe = 1;
 }
 
 TokenTable::Slot& TokenTable::slot_for(uint32_t token) {
@@ -272,9 +269,11 @@ float soft_align_columns(std::span<const float> cells, size_t n, size_t m, float
 }
 
 // Token features of X (length n) against Y (length m) from their alignment.
+// A negator of X counts only while X holds more of them than Y
+// (`x_more_negators`): "no" against "not" is no flip, "not" against nothing is.
 DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, std::span<const uint32_t> x_ids,
                                 std::span<const uint32_t> y_ids, const TokenInfo& x_info, const TokenInfo& y_info,
-                                const Lexicon& lexicon, DirectionFeatures& out) {
+                                bool x_more_negators, const Lexicon& lexicon, DirectionFeatures& out) {
   const bool known = !x_ids.empty() && !y_ids.empty();
   out.length = n;
   out.tokens.assign(n * kTokenFeatures, 0.0f);
@@ -284,12 +283,6 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   std::vector<size_t> y_words;  // positions of Y's tokens that have antonyms
   for (size_t j = 0; j < m && known; ++j)
     if (y_info[j].word != Lexicon::kNoWord) y_words.push_back(j);
-  // A negator of X counts only while X holds more of them than Y: "no" against
-  // "not" is no flip, "not" against nothing is.
-  auto negators = [](const TokenInfo& info) {
-    return std::count_if(info.begin(), info.end(), [](const TokenTable::Info& t) { return t.negator; });
-  };
-  const bool more_negators = known && negators(x_info) > negators(y_info);
   std::vector<long> target(n, 0);
   std::vector<uint8_t> exact_at_target(n, 0);
   DirectionSummary s;
@@ -321,7 +314,7 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
           f[14] = 1.0f;
           break;
         }
-    if (more_negators && !exact && x_info[i].negator) f[14] = 1.0f;
+    if (known && x_more_negators && !exact && x_info[i].negator) f[14] = 1.0f;
     s.polarity_flips += f[14] != 0.0f;
     s.maxsim += best;
     s.idf_maxsim += w_idf * best;
@@ -384,11 +377,17 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
   const auto isa = kernels::best_isa();
   const auto a_info = token_info(context.query_ids, n, known, tokens);
   const auto b_info = token_info(context.candidate_ids, m, known, tokens);
+  auto negators = [](const TokenInfo& info) {
+    return std::count_if(info.begin(), info.end(), [](const TokenTable::Info& t) { return t.negator; });
+  };
+  const auto a_negators = negators(a_info), b_negators = negators(b_info);
   AlignmentFeatures out;
   auto fwd = read_direction(align_rows(values, n, m, context.query_ids, context.candidate_ids, known, isa), n, m,
-                            context.query_ids, context.candidate_ids, a_info, b_info, lexicon, out.forward);
+                            context.query_ids, context.candidate_ids, a_info, b_info, a_negators > b_negators, lexicon,
+                            out.forward);
   auto bwd = read_direction(align_columns(values, n, m, context.query_ids, context.candidate_ids, known, isa), m, n,
-                            context.candidate_ids, context.query_ids, b_info, a_info, lexicon, out.backward);
+                            context.candidate_ids, context.query_ids, b_info, a_info, b_negators > a_negators, lexicon,
+                            out.backward);
   const SoftAlignVerifier f2;
   const float f2_fwd = f2.score(map), f2_bwd = soft_align_columns(values, n, m, f2.lambda(), f2.tau(), isa);
   const bool pooled_known = std::isfinite(context.pooled_cosine);
