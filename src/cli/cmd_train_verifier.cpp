@@ -58,6 +58,7 @@ struct TrainVerifierArgs {
   verify::AlignmentConfig f5;
   train::AlignmentTrainOptions f5_train;
   std::string pooled_term = "none";
+  std::string lr_schedule = "constant";     // F5: constant | cosine
 };
 
 nlohmann::json accuracy_json(const train::PairwiseAccuracy& a) {
@@ -131,6 +132,7 @@ void run_train_f5(TrainVerifierArgs& a) {
   auto encoder = encode::make_encoder(a.encoder);
   auto o = a.f5_train;
   o.pooled_term = pooled_term;
+  o.cosine_lr = a.lr_schedule == "cosine";
   // The options F3/F4 training shares.
   o.epochs = a.train_options.epochs;
   o.lr = a.train_options.lr;
@@ -158,7 +160,7 @@ void run_train_f5(TrainVerifierArgs& a) {
       {"options",
        {{"epochs", o.epochs}, {"steps_per_epoch", o.steps_per_epoch}, {"pairs_per_source", o.pairs_per_source},
         {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
-        {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", train::pooled_term_name(o.pooled_term)},
+        {"lr_schedule", o.cosine_lr ? "cosine" : "constant"}, {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", train::pooled_term_name(o.pooled_term)},
         {"seed", o.seed},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};
@@ -500,6 +502,10 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--pairs-per-source", f5o.pairs_per_source, "F5 pairs drawn per source per step")
       ->capture_default_str();
   cmd->add_option("--triples-per-step", f5o.triples_per_step, "F5 near-miss triples per step (balanced by type)")
+      ->capture_default_str();
+  cmd->add_option("--lr-schedule", a->lr_schedule,
+                  "F5 learning rate: constant, or cosine (decays from --lr to 0 over all epochs' steps)")
+      ->check(CLI::IsMember({"constant", "cosine"}))
       ->capture_default_str();
   cmd->add_option("--triple-weight", f5o.triple_weight, "F5 weight of the triple losses")->capture_default_str();
   cmd->add_option("--pooled-dropout", f5o.pooled_dropout, "F5 share of training pairs without the pooled cosine")

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numbers>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -422,6 +423,12 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
   return report;
 }
 
+double scheduled_lr(const AlignmentTrainOptions& o, size_t step) {
+  if (!o.cosine_lr) return o.lr;
+  const double total = double(std::max<size_t>(1, o.epochs * o.steps_per_epoch));
+  return o.lr * 0.5 * (1.0 + std::cos(std::numbers::pi * std::min(double(step), total) / total));
+}
+
 std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     const verify::AlignmentConfig& config, const encode::Encoder& encoder, const std::vector<PairSourceData>& sources,
     const std::vector<data::Triple>& train_triples, const std::vector<data::Triple>& dev_triples,
@@ -569,6 +576,9 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   const auto t_train = Clock::now();
   size_t since_best = 0;
   report.best_dev_macro_auc = -1;
+  auto set_lr = [&](double lr) {
+    for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+  };
   for (size_t epoch = 1; epoch <= o.epochs; ++epoch) {
     const auto t_epoch = Clock::now();
     net->train();
@@ -576,6 +586,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     Progress progress(cat("f5 epoch ", epoch), o.steps_per_epoch);
     for (size_t step = 0; step < o.steps_per_epoch; ++step) {
       check_interrupt();
+      set_lr(scheduled_lr(o, report.steps));
       torch::Tensor loss = torch::zeros({});
       if (!train_groups.empty()) {
         std::vector<size_t> items;

@@ -59,6 +59,10 @@ struct AlignmentTrainOptions {
   size_t triples_per_step = 32;
   double triple_weight = 1.0;
   double lr = 2e-3, weight_decay = 1e-4;
+  // false: lr throughout; true: cosine decay from lr to 0 over all
+  // epochs × steps (late epochs take small steps, so the kept epoch moves
+  // less between neighbours).
+  bool cosine_lr = false;
   double pooled_dropout = 0.1;  // share of training pairs shown without the pooled cosine
   size_t patience = 4;          // epochs without a dev gain before stopping (0 = never)
   // A pooled-cosine term beside the network's logit in the dev calibration;
@@ -73,6 +77,10 @@ struct AlignmentTrainOptions {
   // Number words and negators for the same input; stored in the verifier file.
   verify::LexiconWords lexicon_words;
 };
+
+// The learning rate of optimizer step `step` (0-based) of a run with
+// options `o` (AlignmentTrainOptions::cosine_lr).
+double scheduled_lr(const AlignmentTrainOptions& o, size_t step);
 
 struct SourceMetrics {
   double auc = 0.5, accuracy = 0, best_accuracy = 0;

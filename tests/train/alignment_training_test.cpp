@@ -176,6 +176,21 @@ TEST(F5Calibration, GatedKeepsTheNetworksVerdicts) {
 // train-verifier --verifier f5 on a tiny BERT: the summary carries the
 // calibration keys, the file holds the same calibration, and without
 // --pooled-term true the pooled weight stays zero.
+// The cosine schedule starts at --lr, halves it midway and ends near 0; the
+// constant one keeps --lr.
+TEST(F5Training, CosineScheduleDecaysTheLearningRateToZero) {
+  AlignmentTrainOptions o;
+  o.lr = 2e-3, o.epochs = 4, o.steps_per_epoch = 50;
+  EXPECT_DOUBLE_EQ(scheduled_lr(o, 0), 2e-3);
+  EXPECT_DOUBLE_EQ(scheduled_lr(o, 199), 2e-3);
+  o.cosine_lr = true;
+  EXPECT_DOUBLE_EQ(scheduled_lr(o, 0), 2e-3);
+  EXPECT_NEAR(scheduled_lr(o, 100), 1e-3, 1e-12);
+  EXPECT_LT(scheduled_lr(o, 199), 1e-6);
+  EXPECT_GT(scheduled_lr(o, 199), 0.0);
+  for (size_t s = 1; s < 200; ++s) EXPECT_LT(scheduled_lr(o, s), scheduled_lr(o, s - 1)) << s;
+}
+
 TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   const auto dir = fs::temp_directory_path() / ("verity_f5_cli_" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -213,6 +228,7 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   for (const char* key : {"scale", "bias", "threshold", "pooled_weight", "pooled_center", "pooled_form", "gate", "pooled_share", "dev_macro_auc"})
     EXPECT_TRUE(cal.contains(key)) << key;
   EXPECT_EQ(j.at("options").at("pooled_term").get<std::string>(), "refit");  // "true" is refit
+  EXPECT_EQ(j.at("options").at("lr_schedule").get<std::string>(), "constant");  // the default
   EXPECT_EQ(cal.at("pooled_term").get<std::string>(), "refit");
   // The epoch is chosen by the calibrated score's dev macro AUC.
   EXPECT_NEAR(j.at("best_dev_macro_auc").get<double>(), cal.at("dev_macro_auc").get<double>(), 1e-9);
@@ -231,6 +247,10 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   EXPECT_EQ(j.at("calibration").at("pooled_share").get<double>(), 0.0);
   EXPECT_EQ(j.at("options").at("pooled_term").get<std::string>(), "none");
   EXPECT_EQ(verify::AlignmentVerifier::load(out)->calibration()->pooled_weight, 0.0f);
+  r = verity_test::run(common + " --lr-schedule cosine --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("options").at("lr_schedule").get<std::string>(), "cosine");
+  EXPECT_EQ(verity_test::run(common + " --lr-schedule linear --out " + out).status, 2);
 
   // calibrate refits that file's calibration on labelled pairs: the network is
   // unchanged, the provenance keeps the training run, the summary reports both
