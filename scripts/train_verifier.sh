@@ -5,7 +5,7 @@
 # file records the encoder, so using it on another encoder's maps is an error.
 # Makes the pair splits (scripts/pairs_splits.sh) and the near-miss build
 # (scripts/nearmiss_build.sh) first when they are missing.
-# Usage: scripts/train_verifier.sh OUT.valn [ENCODER] [SEED] [extra train-verifier flags...]
+# Usage: scripts/train_verifier.sh OUT.valn [ENCODER] [SEED] [train-verifier flags...]
 #   e.g. scripts/train_verifier.sh out/bert.valn bert:/path/to/checkpoint 1
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,8 +31,18 @@ done
 # variants encode each text once.
 cache="data/f5-samples-$(printf '%s' "$ENCODER" | tr -c 'A-Za-z0-9._-' '_').vpsc"
 mkdir -p "$(dirname "$OUT")"
+# The recipe; a flag given after SEED replaces the recipe's value of that flag
+# (e.g. "--epochs 8 --patience 3 --lr-schedule constant", the recipe before
+# the cosine schedule), since train-verifier refuses a flag given twice.
+recipe=(--max-pairs-per-source 8000 --max-dev-pairs-per-source 1500 --f5-embedding 0 --epochs 48
+        --patience 0 --lr 2e-3 --lr-schedule cosine --weight-decay 0.01)
+for ((i = 0; i < ${#recipe[@]}; i += 2)); do
+  flag="${recipe[i]}"
+  for given in "$@"; do
+    [ "$given" = "$flag" ] && continue 2
+  done
+  args+=("$flag" "${recipe[i + 1]}")
+done
 exec "$VERITY" train-verifier --verifier f5 "${args[@]}" \
   --train "$NEARMISS/train.jsonl" --dev "$NEARMISS/dev.jsonl" \
-  --encoder "$ENCODER" --max-pairs-per-source 8000 --max-dev-pairs-per-source 1500 \
-  --f5-embedding 0 --epochs 8 --patience 3 --lr 2e-3 --weight-decay 0.01 --seed "$SEED" \
-  --token-cache "$cache" --out "$OUT" --json "$@"
+  --encoder "$ENCODER" --seed "$SEED" --token-cache "$cache" --out "$OUT" --json "$@"
