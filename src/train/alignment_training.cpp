@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numbers>
 #include <cmath>
+#include <numbers>
 #include <optional>
 #include <random>
 #include <unordered_map>
