@@ -3,6 +3,7 @@
 // dataset's train qrels. Details: docs/TRAINING.md.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <sstream>
@@ -59,6 +60,7 @@ struct TrainVerifierArgs {
   train::AlignmentTrainOptions f5_train;
   std::string pooled_term = "none";
   std::string lr_schedule = "constant";     // F5: constant | cosine
+  std::vector<std::string> source_weights;  // F5: NAME=WEIGHT per pair source
 };
 
 nlohmann::json accuracy_json(const train::PairwiseAccuracy& a) {
@@ -129,8 +131,27 @@ void run_train_f5(TrainVerifierArgs& a) {
     inputs["dev_triples"] = file_json(a.dev, f.content_hash, f.triples.size(), "triples");
     dev_triples = std::move(f.triples);
   }
-  auto encoder = encode::make_encoder(a.encoder);
   auto o = a.f5_train;
+  for (const auto& spec : a.source_weights) {
+    const auto eq = spec.find('=');
+    VERITY_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(), ConfigError,
+                 "--pair-source-weight: expected NAME=WEIGHT, got '", spec, "'");
+    const auto name = spec.substr(0, eq), value = spec.substr(eq + 1);
+    VERITY_CHECK(by_source.count(name), ConfigError, "--pair-source-weight: '", name,
+                 "' is not a pair source (sources are named by the directory of their --pairs file)");
+    VERITY_CHECK(!o.source_weights.count(name), ConfigError, "--pair-source-weight: '", name, "' given twice");
+    double w = 0;
+    size_t used = 0;
+    try {
+      w = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    VERITY_CHECK(used == value.size() && std::isfinite(w) && w > 0, ConfigError, "--pair-source-weight: weight of '",
+                 name, "' must be a positive number, got '", value, "'");
+    o.source_weights[name] = w;
+  }
+  auto encoder = encode::make_encoder(a.encoder);
   o.pooled_term = pooled_term;
   o.cosine_lr = a.lr_schedule == "cosine";
   // The options F3/F4 training shares.
@@ -161,7 +182,7 @@ void run_train_f5(TrainVerifierArgs& a) {
        {{"epochs", o.epochs}, {"steps_per_epoch", o.steps_per_epoch}, {"pairs_per_source", o.pairs_per_source},
         {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
         {"lr_schedule", o.cosine_lr ? "cosine" : "constant"}, {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", train::pooled_term_name(o.pooled_term)},
-        {"seed", o.seed},
+        {"seed", o.seed}, {"source_weights", o.source_weights},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};
   train::AlignmentTrainReport report;
@@ -201,6 +222,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
   VERITY_CHECK(!a.train.empty(), ConfigError, "--train: F3/F4 need training triples");
   VERITY_CHECK(a.pairs.empty() && a.dev_pairs.empty(), ConfigError,
                "--pairs/--dev-pairs train F5 (--verifier f5); F3/F4 learn from triples only");
+  VERITY_CHECK(a.source_weights.empty(), ConfigError, "--pair-source-weight weighs F5's pair sources (--verifier f5)");
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,
@@ -508,6 +530,8 @@ void setup_train_verifier(CLI::App& app) {
       ->check(CLI::IsMember({"constant", "cosine"}))
       ->capture_default_str();
   cmd->add_option("--triple-weight", f5o.triple_weight, "F5 weight of the triple losses")->capture_default_str();
+  cmd->add_option("--pair-source-weight", a->source_weights,
+                  "F5 weight of one pair source in the pair loss, NAME=WEIGHT (repeatable; others weigh 1)");
   cmd->add_option("--pooled-dropout", f5o.pooled_dropout, "F5 share of training pairs without the pooled cosine")
       ->capture_default_str();
   cmd->add_option("--pooled-term", a->pooled_term,

@@ -453,6 +453,15 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     train_groups.push_back(std::move(tr));
     if (!dv.items.empty()) dev_groups.push_back(std::move(dv));
   }
+  std::vector<double> source_weight(train_groups.size(), 1.0);
+  for (const auto& [name, w] : o.source_weights) {
+    auto it = std::find_if(train_groups.begin(), train_groups.end(), [&](const Group& g) { return g.name == name; });
+    VERITY_CHECK(it != train_groups.end(), ConfigError, "f5 training: source weight for '", name,
+                 "', which is not a pair source");
+    VERITY_CHECK(std::isfinite(w) && w > 0, ConfigError, "f5 training: source weight for '", name,
+                 "' must be positive, got ", w);
+    source_weight[size_t(it - train_groups.begin())] = w;
+  }
   struct TripleItem {
     size_t pos, neg;
     std::string type;
@@ -591,18 +600,27 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
       if (!train_groups.empty()) {
         std::vector<size_t> items;
         std::vector<float> labels, weights;
-        for (const auto& g : train_groups)
+        for (size_t s = 0; s < train_groups.size(); ++s)
           for (size_t k = 0; k < o.pairs_per_source; ++k) {
+            const auto& g = train_groups[s];
             const size_t j = std::uniform_int_distribution<size_t>(0, g.items.size() - 1)(rng);
             items.push_back(g.items[j]);
             labels.push_back(float(g.labels[j]));
+            weights.push_back(float(source_weight[s]));
           }
         auto batch = batch_of(items);
         std::bernoulli_distribution drop(o.pooled_dropout);
         for (size_t r = 0; r < items.size(); ++r)
           if (drop(rng)) batch.pair[int64_t(r)].slice(0, 0, 2).zero_();
         auto z = net->forward(batch);
-        loss = loss + torch::binary_cross_entropy_with_logits(z, torch::tensor(labels));
+        if (o.source_weights.empty()) {
+          loss = loss + torch::binary_cross_entropy_with_logits(z, torch::tensor(labels));
+        } else {
+          const auto w = torch::tensor(weights);
+          const auto per_pair = torch::binary_cross_entropy_with_logits(z, torch::tensor(labels), {}, {},
+                                                                        torch::Reduction::None);
+          loss = loss + (per_pair * w).sum() / w.sum();
+        }
       }
       if (!train_trip.empty() && o.triple_weight > 0) {
         std::vector<size_t> items_pos, items_neg;

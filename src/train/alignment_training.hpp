@@ -2,7 +2,8 @@
 // Training F5 (verify/alignment_verifier.hpp) on real labelled pairs beside
 // near-miss triples, then calibrating it. Torch-free header.
 //
-//   loss = mean over sources of BCE(P(same), label) on the pairs
+//   loss = mean over sources of BCE(P(same), label) on the pairs (optionally
+//          weighted per source)
 //        + triple_weight · [softplus(z_neg - z_pos) + BCE(z_pos, 1) + BCE(z_neg, 0)] / 3
 // Each step draws the same number of pairs from every source (sources with
 // fewer are cycled) and triples balanced per near-miss type. Each epoch ends
@@ -58,6 +59,9 @@ struct AlignmentTrainOptions {
   size_t pairs_per_source = 16;  // per step
   size_t triples_per_step = 32;
   double triple_weight = 1.0;
+  // Weight of each named pair source in the pair loss (absent: 1); the loss
+  // is then the weighted mean over the step's pairs. Unknown names are errors.
+  std::map<std::string, double> source_weights;
   double lr = 2e-3, weight_decay = 1e-4;
   // false: lr throughout; true: cosine decay from lr to 0 over all
   // epochs × steps (late epochs take small steps, so the kept epoch moves

@@ -251,6 +251,39 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).at("options").at("lr_schedule").get<std::string>(), "cosine");
   EXPECT_EQ(verity_test::run(common + " --lr-schedule linear --out " + out).status, 2);
+  // A pair source's weight in the pair loss: recorded, and it changes the
+  // loss (two sources: the fixture's and one with its labels flipped); a name
+  // that is no source, a bad weight, a repeat are refused.
+  {
+    fs::create_directories(dir / "flipped");
+    const auto flipped = (dir / "flipped" / "train.jsonl").string();
+    std::ifstream in(train);
+    std::ofstream f(flipped);
+    for (std::string line; std::getline(in, line);) {
+      auto p = nlohmann::json::parse(line);
+      p["label"] = 1 - p.at("label").get<int>();
+      f << p.dump() << "\n";
+    }
+    f.close();
+    const std::string source = fs::path(train).parent_path().filename().string();
+    const std::string two = common + " --pairs " + flipped + " --out " + (dir / "f5-weighted.valn").string();
+    r = verity_test::run(two);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto plain = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(plain.at("options").at("source_weights").empty());
+    r = verity_test::run(two + " --pair-source-weight " + source + "=3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto weighted = nlohmann::json::parse(r.out);
+    EXPECT_EQ(weighted.at("options").at("source_weights").at(source).get<double>(), 3.0);
+    EXPECT_NE(weighted.at("epoch_log")[0].at("train_loss").get<double>(),
+              plain.at("epoch_log")[0].at("train_loss").get<double>());
+    for (const std::string bad : {std::string("nosuchsource=2"), source + "=0", source + "=abc", source,
+                                  source + "=2 --pair-source-weight " + source + "=3"}) {
+      r = verity_test::run(two + " --pair-source-weight " + bad);
+      EXPECT_EQ(r.status, 2) << bad;
+      EXPECT_NE(r.err.find("--pair-source-weight"), std::string::npos) << bad << ": " << r.err;
+    }
+  }
 
   // calibrate refits that file's calibration on labelled pairs: the network is
   // unchanged, the provenance keeps the training run, the summary reports both
