@@ -2,6 +2,7 @@
 // encoder), optionally mixed with BM25-mined retrieval triples of a BEIR
 // dataset's train qrels. Details: docs/TRAINING.md.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -141,14 +142,9 @@ void run_train_f5(TrainVerifierArgs& a) {
                  "' is not a pair source (sources are named by the directory of their --pairs file)");
     VERITY_CHECK(!o.source_weights.count(name), ConfigError, "--pair-source-weight: '", name, "' given twice");
     double w = 0;
-    size_t used = 0;
-    try {
-      w = std::stod(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    VERITY_CHECK(used == value.size() && std::isfinite(w) && w > 0, ConfigError, "--pair-source-weight: weight of '",
-                 name, "' must be a positive number, got '", value, "'");
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), w);
+    VERITY_CHECK(ec == std::errc() && end == value.data() + value.size() && std::isfinite(w) && w > 0, ConfigError,
+                 "--pair-source-weight: weight of '", name, "' must be a positive number, got '", value, "'");
     o.source_weights[name] = w;
   }
   auto encoder = encode::make_encoder(a.encoder);

@@ -613,6 +613,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
         for (size_t r = 0; r < items.size(); ++r)
           if (drop(rng)) batch.pair[int64_t(r)].slice(0, 0, 2).zero_();
         auto z = net->forward(batch);
+        // Without weights the plain mean, so such runs reproduce earlier files exactly.
         if (o.source_weights.empty()) {
           loss = loss + torch::binary_cross_entropy_with_logits(z, torch::tensor(labels));
         } else {

@@ -173,9 +173,6 @@ TEST(F5Calibration, GatedKeepsTheNetworksVerdicts) {
   EXPECT_EQ(noise.calibration.pooled_form, verify::Calibration::PooledForm::hinge);
 }
 
-// train-verifier --verifier f5 on a tiny BERT: the summary carries the
-// calibration keys, the file holds the same calibration, and without
-// --pooled-term true the pooled weight stays zero.
 // The cosine schedule starts at --lr, halves it midway and ends near 0; the
 // constant one keeps --lr.
 TEST(F5Training, CosineScheduleDecaysTheLearningRateToZero) {
@@ -191,6 +188,9 @@ TEST(F5Training, CosineScheduleDecaysTheLearningRateToZero) {
   for (size_t s = 1; s < 200; ++s) EXPECT_LT(scheduled_lr(o, s), scheduled_lr(o, s - 1)) << s;
 }
 
+// train-verifier --verifier f5 on a tiny BERT: the summary carries the
+// calibration keys, the file holds the same calibration, and without
+// --pooled-term true the pooled weight stays zero.
 TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   const auto dir = fs::temp_directory_path() / ("verity_f5_cli_" + std::to_string(::getpid()));
   fs::remove_all(dir);
