@@ -14,6 +14,7 @@
 #include "cli/f5_report_json.hpp"
 #include "cli/labelled_inputs.hpp"
 #include "core/crc32c.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "data/beir.hpp"
 #include "data/labelled_pairs.hpp"
@@ -62,6 +63,8 @@ struct TrainVerifierArgs {
   std::string pooled_term = "none";
   std::string lr_schedule = "constant";     // F5: constant | cosine
   std::vector<std::string> source_weights;  // F5: NAME=WEIGHT per pair source
+  std::vector<std::string> distill_from;    // F5: teacher verifier files
+  double distill_weight = 0.5;
 };
 
 nlohmann::json accuracy_json(const train::PairwiseAccuracy& a) {
@@ -147,6 +150,24 @@ void run_train_f5(TrainVerifierArgs& a) {
                  "--pair-source-weight: weight of '", name, "' must be a positive number, got '", value, "'");
     o.source_weights[name] = w;
   }
+  // Teachers load before the encoder, so a bad file fails before any encoding.
+  std::vector<std::unique_ptr<verify::AlignmentVerifier>> teachers;
+  nlohmann::json distill = nullptr;
+  if (!a.distill_from.empty()) {
+    VERITY_CHECK(a.distill_weight > 0 && a.distill_weight <= 1, ConfigError,
+                 "--distill-weight must lie in (0, 1], got ", a.distill_weight);
+    distill = {{"weight", a.distill_weight}, {"teachers", nlohmann::json::array()}};
+    for (const auto& path : a.distill_from) {
+      VERITY_CHECK(verify::is_alignment_verifier_file(path), ConfigError, "--distill-from ", path,
+                   ": not an F5 verifier file");
+      teachers.push_back(verify::AlignmentVerifier::load(path));
+      VERITY_CHECK(teachers.back()->is_trained(), ConfigError, "--distill-from ", path, ": an untrained verifier");
+      const auto bytes = read_file(path);
+      distill["teachers"].push_back(file_json(path, fnv1a64(bytes.data(), bytes.size()), bytes.size(), "bytes"));
+      o.teachers.push_back(teachers.back().get());
+    }
+    o.distill_weight = a.distill_weight;
+  }
   auto encoder = encode::make_encoder(a.encoder);
   o.pooled_term = pooled_term;
   o.cosine_lr = a.lr_schedule == "cosine";
@@ -181,6 +202,7 @@ void run_train_f5(TrainVerifierArgs& a) {
         {"seed", o.seed}, {"source_weights", o.source_weights},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};
+  if (!distill.is_null()) provenance["options"]["distill"] = distill;  // absent without teachers, as before
   train::AlignmentTrainReport report;
   auto model = train::train_alignment_verifier(a.f5, *encoder, sources, train_triples, dev_triples, o,
                                                provenance.dump(), report);
@@ -219,6 +241,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
   VERITY_CHECK(a.pairs.empty() && a.dev_pairs.empty(), ConfigError,
                "--pairs/--dev-pairs train F5 (--verifier f5); F3/F4 learn from triples only");
   VERITY_CHECK(a.source_weights.empty(), ConfigError, "--pair-source-weight weighs F5's pair sources (--verifier f5)");
+  VERITY_CHECK(a.distill_from.empty(), ConfigError, "--distill-from distills F5 verifiers (--verifier f5)");
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,
@@ -528,6 +551,12 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--triple-weight", f5o.triple_weight, "F5 weight of the triple losses")->capture_default_str();
   cmd->add_option("--pair-source-weight", a->source_weights,
                   "F5 weight of one pair source in the pair loss, NAME=WEIGHT (repeatable; others weigh 1)");
+  cmd->add_option("--distill-from", a->distill_from,
+                  "F5 teacher verifier file (repeatable): training targets mix the label with the teachers' mean "
+                  "probability (a seed ensemble distilled into one network)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--distill-weight", a->distill_weight, "F5 share of the teachers' probability in each target, (0, 1]")
+      ->capture_default_str();
   cmd->add_option("--pooled-dropout", f5o.pooled_dropout, "F5 share of training pairs without the pooled cosine")
       ->capture_default_str();
   cmd->add_option("--pooled-term", a->pooled_term,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <optional>
 #include <random>
@@ -513,6 +514,57 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   }
   std::vector<double> cosine_of(set.samples.size());
   for (size_t k = 0; k < set.samples.size(); ++k) cosine_of[k] = set.samples[k].cosine;
+  // Soft targets of the training items (NaN: the label alone); the maps are
+  // moved out, as they are dropped right after.
+  std::vector<float> teacher_p(set.samples.size(), std::numeric_limits<float>::quiet_NaN());
+  if (!o.teachers.empty()) {
+    VERITY_CHECK(o.distill_weight > 0 && o.distill_weight <= 1, ConfigError,
+                 "f5 training: the distillation weight must lie in (0, 1], got ", o.distill_weight);
+    const auto identity = encode::encoder_identity(encoder);
+    for (const auto* t : o.teachers) {
+      VERITY_CHECK(t && t->is_trained(), ConfigError, "f5 training: a teacher is not a trained F5 verifier");
+      VERITY_CHECK(t->encoder() == identity, ConfigError, "f5 training: teacher ", t->spec(), " was trained on encoder '",
+                   t->encoder(), "', this run encodes with '", identity, "'");
+    }
+    std::vector<size_t> need;
+    for (const auto& g : train_groups) need.insert(need.end(), g.items.begin(), g.items.end());
+    for (const auto& t : train_trip) need.push_back(t.pos), need.push_back(t.neg);
+    std::sort(need.begin(), need.end());
+    need.erase(std::unique(need.begin(), need.end()), need.end());
+    std::erase_if(need, [&](size_t k) { return set.samples[k].map.empty(); });
+    std::vector<double> logit_sum(need.size(), 0.0);
+    Progress progress("distillation targets", need.size());
+    constexpr size_t kChunk = 1024;
+    for (size_t lo = 0; lo < need.size(); lo += kChunk) {
+      check_interrupt();
+      const size_t hi = std::min(need.size(), lo + kChunk);
+      std::vector<verify::SimilarityMap> maps;
+      std::vector<verify::PairContext> ctx;
+      for (size_t k = lo; k < hi; ++k) {
+        auto& s = set.samples[need[k]];
+        maps.push_back(std::move(s.map));
+        ctx.push_back({set.ids[s.a], set.ids[s.b], s.cosine});
+      }
+      for (const auto* t : o.teachers) {
+        const auto p = t->score_pairs(maps, ctx);
+        for (size_t k = lo; k < hi; ++k) {
+          const double q = std::clamp(double(p[k - lo]), 1e-6, 1.0 - 1e-6);
+          logit_sum[k] += std::log(q / (1.0 - q));
+        }
+      }
+      progress.add(hi - lo);
+    }
+    progress.finish();
+    for (size_t k = 0; k < need.size(); ++k)
+      teacher_p[need[k]] = float(1.0 / (1.0 + std::exp(-logit_sum[k] / double(o.teachers.size()))));
+    log("f5: distillation targets from ", o.teachers.size(), " teacher(s) for ", need.size(), " training pairs, weight ",
+        o.distill_weight);
+  }
+  // The training target of item k with label y.
+  auto target = [&](size_t k, float y) {
+    const float p = teacher_p[k];
+    return std::isnan(p) ? y : float((1.0 - o.distill_weight) * y + o.distill_weight * p);
+  };
   set.samples.clear();
 
   auto model = verify::AlignmentVerifier::untrained(config, idf, o.seed, lexicon);
@@ -605,7 +657,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
             const auto& g = train_groups[s];
             const size_t j = std::uniform_int_distribution<size_t>(0, g.items.size() - 1)(rng);
             items.push_back(g.items[j]);
-            labels.push_back(float(g.labels[j]));
+            labels.push_back(target(g.items[j], float(g.labels[j])));
             weights.push_back(float(source_weight[s]));
           }
         auto batch = batch_of(items);
@@ -632,9 +684,15 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
             items_pos.push_back(t.pos), items_neg.push_back(t.neg);
           }
         auto zp = net->forward(batch_of(items_pos)), zn = net->forward(batch_of(items_neg));
-        auto l = torch::softplus(zn - zp).mean() +
-                 torch::binary_cross_entropy_with_logits(zp, torch::ones_like(zp)) +
-                 torch::binary_cross_entropy_with_logits(zn, torch::zeros_like(zn));
+        torch::Tensor yp = torch::ones_like(zp), yn = torch::zeros_like(zn);
+        if (!o.teachers.empty()) {
+          std::vector<float> tp, tn;
+          for (size_t i : items_pos) tp.push_back(target(i, 1.0f));
+          for (size_t i : items_neg) tn.push_back(target(i, 0.0f));
+          yp = torch::tensor(tp), yn = torch::tensor(tn);
+        }
+        auto l = torch::softplus(zn - zp).mean() + torch::binary_cross_entropy_with_logits(zp, yp) +
+                 torch::binary_cross_entropy_with_logits(zn, yn);
         loss = loss + o.triple_weight * l / 3.0;
       }
       opt.zero_grad();

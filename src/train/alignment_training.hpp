@@ -5,6 +5,8 @@
 //   loss = mean over sources of BCE(P(same), label) on the pairs (optionally
 //          weighted per source)
 //        + triple_weight · [softplus(z_neg - z_pos) + BCE(z_pos, 1) + BCE(z_neg, 0)] / 3
+// With teachers (distillation) every label above is mixed with the teachers'
+// probability of the same pair (AlignmentTrainOptions::teachers).
 // Each step draws the same number of pairs from every source (sources with
 // fewer are cycled) and triples balanced per near-miss type. Each epoch ends
 // with the dev pass; the kept epoch maximizes the macro dev AUC over all pair
@@ -80,6 +82,13 @@ struct AlignmentTrainOptions {
   std::vector<std::pair<std::string, std::string>> antonyms;
   // Number words and negators for the same input; stored in the verifier file.
   verify::LexiconWords lexicon_words;
+  // Distillation: trained F5 verifiers of the same encoder (the caller owns
+  // them). Each training pair's and triple pair's target becomes
+  // (1 - distill_weight) · label + distill_weight · sigmoid(mean over the
+  // teachers of their calibrated logit); a seed ensemble ranks better than
+  // any of its members, and this hands that to one network of the same cost.
+  std::vector<const verify::AlignmentVerifier*> teachers;
+  double distill_weight = 0.5;  // in (0, 1]; used only with teachers
 };
 
 // The learning rate of optimizer step `step` (0-based) of a run with

@@ -277,12 +277,55 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
     EXPECT_EQ(weighted.at("options").at("source_weights").at(source).get<double>(), 3.0);
     EXPECT_NE(weighted.at("epoch_log")[0].at("train_loss").get<double>(),
               plain.at("epoch_log")[0].at("train_loss").get<double>());
-    for (const std::string bad : {std::string("nosuchsource=2"), source + "=0", source + "=abc", source,
+    for (const std::string& bad : {std::string("nosuchsource=2"), source + "=0", source + "=abc", source,
                                   source + "=2 --pair-source-weight " + source + "=3"}) {
       r = verity_test::run(two + " --pair-source-weight " + bad);
       EXPECT_EQ(r.status, 2) << bad;
       EXPECT_NE(r.err.find("--pair-source-weight"), std::string::npos) << bad << ": " << r.err;
     }
+  }
+  // Distillation from a trained F5: recorded with the teacher's file name,
+  // size and hash; the teacher's probabilities enter the targets, so the loss
+  // moves; a bad weight, a file that is no F5, a teacher of another encoder
+  // and the flag with F3 are refused.
+  {
+    const auto student = (dir / "f5-student.valn").string();
+    r = verity_test::run(common + " --out " + student);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto plain = nlohmann::json::parse(r.out);
+    EXPECT_FALSE(plain.at("options").contains("distill"));
+    r = verity_test::run(common + " --distill-from " + out + " --distill-weight 0.75 --out " + student);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto distilled = nlohmann::json::parse(r.out);
+    const auto& d = distilled.at("options").at("distill");
+    EXPECT_EQ(d.at("weight").get<double>(), 0.75);
+    ASSERT_EQ(d.at("teachers").size(), 1u);
+    EXPECT_EQ(d.at("teachers")[0].at("path").get<std::string>(), "f5.valn");
+    EXPECT_EQ(d.at("teachers")[0].at("bytes").get<uint64_t>(), fs::file_size(out));
+    EXPECT_FALSE(d.at("teachers")[0].at("fnv1a64").get<std::string>().empty());
+    EXPECT_NE(distilled.at("epoch_log")[0].at("train_loss").get<double>(),
+              plain.at("epoch_log")[0].at("train_loss").get<double>());
+    EXPECT_TRUE(verify::AlignmentVerifier::load(student)->is_trained());
+    for (const std::string& bad : {std::string("0"), std::string("1.5"), std::string("-1")}) {
+      r = verity_test::run(common + " --distill-from " + out + " --distill-weight " + bad + " --out " + student);
+      EXPECT_EQ(r.status, 2) << bad;
+      EXPECT_NE(r.err.find("--distill-weight"), std::string::npos) << bad << ": " << r.err;
+    }
+    r = verity_test::run(common + " --distill-from " + triples + " --out " + student);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(triples), std::string::npos) << r.err;
+    auto other = verify::AlignmentVerifier::load(out);
+    other->set_encoder("some-other-encoder");
+    const auto other_path = (dir / "f5-other-encoder.valn").string();
+    other->save(other_path);
+    r = verity_test::run(common + " --distill-from " + other_path + " --out " + student);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("some-other-encoder"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("bert"), std::string::npos) << r.err;
+    r = verity_test::run("train-verifier --verifier f3 --train " + triples + " --distill-from " + out +
+                         " --encoder bert:" + encoder + " --out " + (dir / "f3.vvrf").string() + " --quiet");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--distill-from"), std::string::npos) << r.err;
   }
 
   // calibrate refits that file's calibration on labelled pairs: the network is
