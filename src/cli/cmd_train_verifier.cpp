@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <unordered_set>
@@ -64,7 +65,7 @@ struct TrainVerifierArgs {
   std::string lr_schedule = "constant";     // F5: constant | cosine
   std::vector<std::string> source_weights;  // F5: NAME=WEIGHT per pair source
   std::vector<std::string> distill_from;    // F5: teacher verifier files
-  double distill_weight = 0.5;
+  std::optional<double> distill_weight;     // F5: absent = 0.5
 };
 
 nlohmann::json accuracy_json(const train::PairwiseAccuracy& a) {
@@ -153,10 +154,12 @@ void run_train_f5(TrainVerifierArgs& a) {
   // Teachers load before the encoder, so a bad file fails before any encoding.
   std::vector<std::unique_ptr<verify::AlignmentVerifier>> teachers;
   nlohmann::json distill = nullptr;
+  VERITY_CHECK(!a.distill_weight || !a.distill_from.empty(), ConfigError,
+               "--distill-weight needs teachers (--distill-from)");
   if (!a.distill_from.empty()) {
-    VERITY_CHECK(a.distill_weight > 0 && a.distill_weight <= 1, ConfigError,
-                 "--distill-weight must lie in (0, 1], got ", a.distill_weight);
-    distill = {{"weight", a.distill_weight}, {"teachers", nlohmann::json::array()}};
+    const double weight = a.distill_weight.value_or(0.5);
+    VERITY_CHECK(weight > 0 && weight <= 1, ConfigError, "--distill-weight must lie in (0, 1], got ", weight);
+    distill = {{"weight", weight}, {"teachers", nlohmann::json::array()}};
     for (const auto& path : a.distill_from) {
       VERITY_CHECK(verify::is_alignment_verifier_file(path), ConfigError, "--distill-from ", path,
                    ": not an F5 verifier file");
@@ -166,7 +169,7 @@ void run_train_f5(TrainVerifierArgs& a) {
       distill["teachers"].push_back(file_json(path, fnv1a64(bytes.data(), bytes.size()), bytes.size(), "bytes"));
       o.teachers.push_back(teachers.back().get());
     }
-    o.distill_weight = a.distill_weight;
+    o.distill_weight = weight;
   }
   auto encoder = encode::make_encoder(a.encoder);
   o.pooled_term = pooled_term;
@@ -241,7 +244,8 @@ void run_train_verifier(TrainVerifierArgs& a) {
   VERITY_CHECK(a.pairs.empty() && a.dev_pairs.empty(), ConfigError,
                "--pairs/--dev-pairs train F5 (--verifier f5); F3/F4 learn from triples only");
   VERITY_CHECK(a.source_weights.empty(), ConfigError, "--pair-source-weight weighs F5's pair sources (--verifier f5)");
-  VERITY_CHECK(a.distill_from.empty(), ConfigError, "--distill-from distills F5 verifiers (--verifier f5)");
+  VERITY_CHECK(a.distill_from.empty() && !a.distill_weight, ConfigError,
+               "--distill-from and --distill-weight distill F5 verifiers (--verifier f5)");
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,
@@ -555,8 +559,8 @@ void setup_train_verifier(CLI::App& app) {
                   "F5 teacher verifier file (repeatable): training targets mix the label with the teachers' mean "
                   "probability (a seed ensemble distilled into one network)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--distill-weight", a->distill_weight, "F5 share of the teachers' probability in each target, (0, 1]")
-      ->capture_default_str();
+  cmd->add_option("--distill-weight", a->distill_weight,
+                  "F5 share of the teachers' probability in each target, (0, 1] (default 0.5; needs --distill-from)");
   cmd->add_option("--pooled-dropout", f5o.pooled_dropout, "F5 share of training pairs without the pooled cosine")
       ->capture_default_str();
   cmd->add_option("--pooled-term", a->pooled_term,

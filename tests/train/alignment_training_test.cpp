@@ -311,6 +311,9 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
       EXPECT_EQ(r.status, 2) << bad;
       EXPECT_NE(r.err.find("--distill-weight"), std::string::npos) << bad << ": " << r.err;
     }
+    r = verity_test::run(common + " --distill-weight 0.5 --out " + student);  // no teacher
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--distill-from"), std::string::npos) << r.err;
     r = verity_test::run(common + " --distill-from " + triples + " --out " + student);
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(triples), std::string::npos) << r.err;
