@@ -526,11 +526,10 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
       VERITY_CHECK(t->encoder() == identity, ConfigError, "f5 training: teacher ", t->spec(), " was trained on encoder '",
                    t->encoder(), "', this run encodes with '", identity, "'");
     }
+    // Every item is its own sample (one per pair and triple side), so no repeats.
     std::vector<size_t> need;
     for (const auto& g : train_groups) need.insert(need.end(), g.items.begin(), g.items.end());
     for (const auto& t : train_trip) need.push_back(t.pos), need.push_back(t.neg);
-    std::sort(need.begin(), need.end());
-    need.erase(std::unique(need.begin(), need.end()), need.end());
     std::erase_if(need, [&](size_t k) { return set.samples[k].map.empty(); });
     std::vector<double> logit_sum(need.size(), 0.0);
     Progress progress("distillation targets", need.size());
@@ -556,7 +555,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     }
     progress.finish();
     for (size_t k = 0; k < need.size(); ++k)
-      teacher_p[need[k]] = float(1.0 / (1.0 + std::exp(-logit_sum[k] / double(o.teachers.size()))));
+      teacher_p[need[k]] = float(sigmoid(logit_sum[k] / double(o.teachers.size())));
     log("f5: distillation targets from ", o.teachers.size(), " teacher(s) for ", need.size(), " training pairs, weight ",
         o.distill_weight);
   }
@@ -684,15 +683,11 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
             items_pos.push_back(t.pos), items_neg.push_back(t.neg);
           }
         auto zp = net->forward(batch_of(items_pos)), zn = net->forward(batch_of(items_neg));
-        torch::Tensor yp = torch::ones_like(zp), yn = torch::zeros_like(zn);
-        if (!o.teachers.empty()) {
-          std::vector<float> tp, tn;
-          for (size_t i : items_pos) tp.push_back(target(i, 1.0f));
-          for (size_t i : items_neg) tn.push_back(target(i, 0.0f));
-          yp = torch::tensor(tp), yn = torch::tensor(tn);
-        }
-        auto l = torch::softplus(zn - zp).mean() + torch::binary_cross_entropy_with_logits(zp, yp) +
-                 torch::binary_cross_entropy_with_logits(zn, yn);
+        std::vector<float> yp, yn;  // 1 and 0 without teachers
+        for (size_t i : items_pos) yp.push_back(target(i, 1.0f));
+        for (size_t i : items_neg) yn.push_back(target(i, 0.0f));
+        auto l = torch::softplus(zn - zp).mean() + torch::binary_cross_entropy_with_logits(zp, torch::tensor(yp)) +
+                 torch::binary_cross_entropy_with_logits(zn, torch::tensor(yn));
         loss = loss + o.triple_weight * l / 3.0;
       }
       opt.zero_grad();
