@@ -21,7 +21,8 @@ namespace {
 
 struct CalibrateArgs {
   CommonFlags common;
-  std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none";
+  std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
+              threshold_rule = "plateau";
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -31,6 +32,7 @@ void run_calibrate(CalibrateArgs& a) {
   apply_common_flags(a.common);
   install_interrupt_handler();
   const auto term = train::parse_pooled_term(a.pooled_term);
+  const auto rule = train::parse_threshold_rule(a.threshold_rule);
   VERITY_CHECK(!a.dev_pairs.empty() || !a.dev_triples.empty(), ConfigError,
                "calibrate: give labelled pairs (--dev-pairs) or near-miss triples (--dev-triples)");
   VERITY_CHECK(verify::is_alignment_verifier_file(a.verifier), ConfigError, "--verifier ", a.verifier,
@@ -68,7 +70,7 @@ void run_calibrate(CalibrateArgs& a) {
     groups.push_back(std::move(g));
   }
   auto encoder = encode::make_encoder(a.encoder);
-  auto report = train::recalibrate(*verifier, *encoder, groups, term, a.chunk);
+  auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk);
 
   // The file keeps how its network was trained and adds how it was recalibrated.
   nlohmann::json trained;
@@ -80,6 +82,7 @@ void run_calibrate(CalibrateArgs& a) {
   const nlohmann::json recalibration = {{"argv", invocation()},
                                         {"inputs", inputs},
                                         {"pooled_term", train::pooled_term_name(term)},
+                                        {"threshold_rule", train::threshold_rule_name(rule)},
                                         {"max_pairs_per_source", a.max_pairs_per_source},
                                         {"seed", a.seed}};
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
@@ -122,6 +125,7 @@ void setup_calibrate(CLI::App& app) {
                   "none | penalty (a low pooled cosine lowers P; the network's threshold) | refit | gated (a high "
                   "cosine raises P too, but never over the network's own threshold where it rejects)")
       ->capture_default_str();
+  cmd->add_option("--threshold-rule", a->threshold_rule, kThresholdRuleHelp)->capture_default_str();
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each source (0: all); with --seed, the sample train-verifier's "
                   "--max-dev-pairs-per-source draws")

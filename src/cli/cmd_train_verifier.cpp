@@ -62,6 +62,7 @@ struct TrainVerifierArgs {
   verify::AlignmentConfig f5;
   train::AlignmentTrainOptions f5_train;
   std::string pooled_term = "none";
+  std::optional<std::string> threshold_rule;  // F5: best | plateau (absent: plateau)
   std::string lr_schedule = "constant";     // F5: constant | cosine
   std::vector<std::string> source_weights;  // F5: NAME=WEIGHT per pair source
   std::vector<std::string> distill_from;    // F5: teacher verifier files
@@ -98,6 +99,7 @@ nlohmann::json file_json(const std::string& path, uint64_t hash, size_t n, const
 // F5: pairs (balanced per source) and triples, calibrated on dev.
 void run_train_f5(TrainVerifierArgs& a) {
   const auto pooled_term = train::parse_pooled_term(a.pooled_term);  // a bad value fails before any reading
+  const auto threshold_rule = train::parse_threshold_rule(a.threshold_rule.value_or("plateau"));
   std::map<std::string, train::PairSourceData> by_source;
   nlohmann::json inputs = {{"pairs", nlohmann::json::array()}, {"dev_pairs", nlohmann::json::array()},
                            {"triples", nlohmann::json::array()}};
@@ -173,6 +175,7 @@ void run_train_f5(TrainVerifierArgs& a) {
   }
   auto encoder = encode::make_encoder(a.encoder);
   o.pooled_term = pooled_term;
+  o.threshold_rule = threshold_rule;
   o.cosine_lr = a.lr_schedule == "cosine";
   // The options F3/F4 training shares.
   o.epochs = a.train_options.epochs;
@@ -202,6 +205,7 @@ void run_train_f5(TrainVerifierArgs& a) {
        {{"epochs", o.epochs}, {"steps_per_epoch", o.steps_per_epoch}, {"pairs_per_source", o.pairs_per_source},
         {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
         {"lr_schedule", o.cosine_lr ? "cosine" : "constant"}, {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", train::pooled_term_name(o.pooled_term)},
+        {"threshold_rule", train::threshold_rule_name(o.threshold_rule)},
         {"seed", o.seed}, {"source_weights", o.source_weights},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};
@@ -246,6 +250,8 @@ void run_train_verifier(TrainVerifierArgs& a) {
   VERITY_CHECK(a.source_weights.empty(), ConfigError, "--pair-source-weight weighs F5's pair sources (--verifier f5)");
   VERITY_CHECK(a.distill_from.empty() && !a.distill_weight, ConfigError,
                "--distill-from and --distill-weight distill F5 verifiers (--verifier f5)");
+  VERITY_CHECK(!a.threshold_rule, ConfigError,
+               "--threshold-rule sets F5's calibrated verdict threshold (--verifier f5); F3/F4 have no calibration");
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,
@@ -568,6 +574,8 @@ void setup_train_verifier(CLI::App& app) {
                   "(only lowers P; the network's threshold) | refit (share by dev AUC, Platt and threshold refitted) | "
                   "gated (a linear term that may raise P, gated by the network's own verdict)")
       ->capture_default_str();
+  cmd->add_option("--threshold-rule", a->threshold_rule,
+                  std::string("F5 calibration's ") + kThresholdRuleHelp + " (default: plateau)");
   add_common_flags(cmd, a->common);
   cmd->callback([a] { run_train_verifier(*a); });
 }

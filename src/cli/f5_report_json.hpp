@@ -10,11 +10,17 @@
 
 namespace verity::cli {
 
-// The calibration with how it was fitted: + pooled_term, pooled_share, dev_macro_auc.
+// --threshold-rule's help, the same for train-verifier and calibrate.
+inline constexpr const char* kThresholdRuleHelp =
+    "verdict threshold from the mean dev accuracy over the groups: plateau (its best average over t +/- 0.05: "
+    "the middle of a flat stretch) | best (its argmax)";
+
+// The calibration with how it was fitted: + pooled_term, pooled_share, threshold_rule, dev_macro_auc.
 inline nlohmann::json calibration_fit_json(const train::CalibrationFit& fit) {
   auto j = verify::calibration_json(fit.calibration);
   j.update({{"pooled_term", train::pooled_term_name(fit.term)},
             {"pooled_share", fit.pooled_share},
+            {"threshold_rule", train::threshold_rule_name(fit.threshold_rule)},
             {"dev_macro_auc", fit.macro_auc}});
   return j;
 }

@@ -218,7 +218,31 @@ const char* pooled_term_name(PooledTerm term) {
   return "none";
 }
 
-CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term) {
+ThresholdRule parse_threshold_rule(const std::string& text) {
+  if (text == "best") return ThresholdRule::best;
+  if (text == "plateau") return ThresholdRule::plateau;
+  throw ConfigError(cat("threshold rule '", text, "' is unknown (valid: best, plateau)"));
+}
+
+const char* threshold_rule_name(ThresholdRule rule) { return rule == ThresholdRule::best ? "best" : "plateau"; }
+
+double threshold_from_accuracy_curve(const std::vector<double>& curve, ThresholdRule rule) {
+  constexpr int half_window = 5;
+  const int steps = kLastThresholdStep - kFirstThresholdStep + 1;
+  VERITY_CHECK(int(curve.size()) == steps, ConfigError, "threshold: an accuracy curve of ", curve.size(),
+               " steps (expected ", steps, ")");
+  const int reach = rule == ThresholdRule::plateau ? half_window : 0;
+  int best = reach;
+  double best_rank = -1;
+  for (int k = reach; k + reach < steps; ++k) {
+    double rank = 0;
+    for (int j = k - reach; j <= k + reach; ++j) rank += curve[size_t(j)] / double(2 * reach + 1);
+    if (rank > best_rank + 1e-12) best_rank = rank, best = k;
+  }
+  return (kFirstThresholdStep + best) / 100.0;
+}
+
+CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term, ThresholdRule rule) {
   VERITY_CHECK(!groups.empty(), ConfigError, "f5 calibration: no dev groups");
   double w_sum = 0, z_mean = 0, z_sq = 0, c_mean = 0, c_sq = 0, c_w = 0;
   for (const auto& g : groups) {
@@ -287,15 +311,18 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
     }
     return mean;
   };
-  // The verdict threshold: the best mean accuracy over the groups.
+  // The verdict threshold, read off the mean accuracy over the groups.
   auto choose_threshold = [&](verify::Calibration& c, double& accuracy) {
-    accuracy = -1;
-    for (int step = 2; step <= 98; ++step)
-      if (const double m = mean_accuracy_at(c, step / 100.0); m > accuracy + 1e-12)
-        accuracy = m, c.threshold = float(step / 100.0);
+    std::vector<double> curve;
+    for (int step = kFirstThresholdStep; step <= kLastThresholdStep; ++step)
+      curve.push_back(mean_accuracy_at(c, step / 100.0));
+    const double t = threshold_from_accuracy_curve(curve, rule);
+    c.threshold = float(t);
+    accuracy = curve[size_t(std::lround(t * 100)) - kFirstThresholdStep];
   };
   CalibrationFit fit;
   fit.term = term;
+  fit.threshold_rule = rule;
   fit.network_macro_auc = fit.macro_auc = macro_auc_of([&](const CalibrationGroup& g, size_t i) { return fused(g, i, 0); });
   if (term == PooledTerm::refit)
     for (int step = 1; step <= 9; ++step)
@@ -391,7 +418,8 @@ std::map<std::string, SourceMetrics> metrics_at(const std::vector<CalibrationGro
 }  // namespace
 
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
-                                const std::vector<LabelledGroup>& groups, PooledTerm term, size_t chunk) {
+                                const std::vector<LabelledGroup>& groups, PooledTerm term, ThresholdRule rule,
+                                size_t chunk) {
   VERITY_CHECK(!groups.empty(), ConfigError, "recalibrate: no labelled groups");
   search::check_verifier_encoder(verifier, encoder);
   const auto t0 = Clock::now();
@@ -416,7 +444,7 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     report.pairs += g.pairs.size();
     cgs.push_back(std::move(cg));
   }
-  report.fit = fit_calibration(cgs, term);
+  report.fit = fit_calibration(cgs, term, rule);
   report.dev = metrics_at(cgs, report.fit.calibration);
   if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
   verifier.set_calibration(report.fit.calibration);
@@ -621,7 +649,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     for (const auto& [k, v] : d.auc) d.network_macro += v / double(d.auc.size());
     d.macro = d.network_macro;
     if (!d.groups.empty()) {
-      d.fit = fit_calibration(d.groups, o.pooled_term);
+      d.fit = fit_calibration(d.groups, o.pooled_term, o.threshold_rule);
       d.macro = d.fit->macro_auc;
     }
     return d;
@@ -733,7 +761,8 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     report.dev = metrics_at(best_dev->groups, c);
     log("f5: calibration with pooled term ", pooled_term_name(fit.term), ", share ", fit.pooled_share, " (dev macro AUC ", fit.macro_auc,
         ", network alone ", fit.network_macro_auc, "): scale ", c.scale, ", pooled weight ", c.pooled_weight,
-        ", bias ", c.bias, ", threshold ", c.threshold, " (mean dev accuracy ", fit.mean_accuracy, ")");
+        ", bias ", c.bias, ", threshold ", c.threshold, " (rule ", threshold_rule_name(fit.threshold_rule),
+        ", mean dev accuracy ", fit.mean_accuracy, ")");
   }
   if (!dev_trip.empty() && best_dev) {
     // Pairwise accuracy of the final (calibrated) score, from the near-miss

@@ -13,7 +13,7 @@
 // sources and the near-miss dev triples (AUC of positives over negatives).
 // Calibration: Platt scaling P = sigmoid(a·z + b) fitted on dev with every
 // source weighted equally; the threshold maximizes the mean per-source dev
-// accuracy of the verdicts. recalibrate() refits the calibration of a trained
+// accuracy of the verdicts, smoothed over a window (ThresholdRule). recalibrate() refits the calibration of a trained
 // file on other labelled pairs. Formulas: docs/TRAINING.md ("F5").
 #include <cstddef>
 #include <cstdint>
@@ -50,6 +50,24 @@ enum class PooledTerm {
 PooledTerm parse_pooled_term(const std::string& text);
 const char* pooled_term_name(PooledTerm term);
 
+// How the verdict threshold is read off the mean per-group dev accuracy,
+// evaluated at 0.02, 0.03, ..., 0.98.
+enum class ThresholdRule {
+  best,     // its argmax: where the curve is flat, this moves with the seed
+  plateau,  // the argmax of its average over the window t ± 0.05: the middle
+            // of the flat stretch, which moves less with the seed
+};
+// "best" | "plateau".
+ThresholdRule parse_threshold_rule(const std::string& text);
+const char* threshold_rule_name(ThresholdRule rule);
+// The steps at which a threshold is read: 0.02, 0.03, ..., 0.98.
+inline constexpr int kFirstThresholdStep = 2, kLastThresholdStep = 98;
+// The threshold `rule` reads off `curve`, the mean accuracy at each step
+// (kLastThresholdStep - kFirstThresholdStep + 1 values). The plateau rule's
+// candidates are the steps with a full window (0.07 ... 0.93); the first of
+// equal steps wins.
+double threshold_from_accuracy_curve(const std::vector<double>& curve, ThresholdRule rule);
+
 struct PairSourceData {
   std::string name;
   std::vector<data::LabelledPair> train, dev;
@@ -74,6 +92,7 @@ struct AlignmentTrainOptions {
   // A pooled-cosine term beside the network's logit in the dev calibration;
   // none (the default's recipe) rescales the logit alone.
   PooledTerm pooled_term = PooledTerm::none;
+  ThresholdRule threshold_rule = ThresholdRule::plateau;
   uint64_t seed = 1;
   size_t encode_batch = 64;
   std::string sample_cache;     // maps + token identities of every pair, reused across runs ("" = none)
@@ -119,6 +138,7 @@ struct CalibrationGroup {
 struct CalibrationFit {
   verify::Calibration calibration;
   PooledTerm term = PooledTerm::none;
+  ThresholdRule threshold_rule = ThresholdRule::plateau;
   double pooled_share = 0;       // of the pooled cosine in the standardized sum (0 = the network alone)
   double macro_auc = 0;          // over the groups, of the calibrated score
   double network_macro_auc = 0;  // of the network's logit alone
@@ -126,9 +146,10 @@ struct CalibrationFit {
 };
 
 // Calibration on dev, every group weighing the same: Platt scaling, then the
-// threshold with the best mean verdict accuracy, with the pooled term as
-// `term` says (PooledTerm).
-CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term);
+// threshold by the mean verdict accuracy as `rule` says, with the pooled term
+// as `term` says (PooledTerm).
+CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term,
+                               ThresholdRule rule = ThresholdRule::plateau);
 
 struct AlignmentTrainReport {
   std::vector<AlignmentEpoch> epochs;
@@ -171,6 +192,7 @@ struct RecalibrationReport {
 // unchanged; the verifier gets the new calibration. SIGINT stops between
 // chunks (Interrupted).
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
-                                const std::vector<LabelledGroup>& groups, PooledTerm term, size_t chunk = 64);
+                                const std::vector<LabelledGroup>& groups, PooledTerm term,
+                                ThresholdRule rule = ThresholdRule::plateau, size_t chunk = 64);
 
 }  // namespace verity::train

@@ -2,6 +2,7 @@
 // train-verifier CLI end to end on a tiny encoder.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +43,11 @@ CalibrationGroup synthetic_group(const std::string& name, bool cosine_informs, b
     g.labels.push_back(y);
   }
   return g;
+}
+
+// The value of a per-step curve at threshold t.
+double at_step(const std::vector<double>& curve, double t) {
+  return curve[size_t(std::lround(t * 100)) - kFirstThresholdStep];
 }
 
 }  // namespace
@@ -173,6 +179,52 @@ TEST(F5Calibration, GatedKeepsTheNetworksVerdicts) {
   EXPECT_EQ(noise.calibration.pooled_form, verify::Calibration::PooledForm::hinge);
 }
 
+// The best rule takes the curve's argmax, however narrow its peak; the
+// plateau rule the middle of the broad stretch, whose windowed mean is higher.
+TEST(F5Calibration, ThresholdRulesReadTheAccuracyCurve) {
+  const size_t steps = kLastThresholdStep - kFirstThresholdStep + 1;
+  std::vector<double> curve(steps, 0.60);
+  auto at = [&](double t) -> double& { return curve[size_t(std::lround(t * 100)) - kFirstThresholdStep]; };
+  for (int step = 30; step <= 60; ++step) at(step / 100.0) = 0.80;  // a broad plateau at 0.30 ... 0.60
+  at(0.80) = 0.82;                                                   // a narrow, higher peak
+  EXPECT_DOUBLE_EQ(threshold_from_accuracy_curve(curve, ThresholdRule::best), 0.80);
+  EXPECT_DOUBLE_EQ(threshold_from_accuracy_curve(curve, ThresholdRule::plateau), 0.35);  // first full window
+  at(0.45) = 0.81;  // a bump inside the plateau: its window wins
+  EXPECT_DOUBLE_EQ(threshold_from_accuracy_curve(curve, ThresholdRule::plateau), 0.40);
+  // Near the ends only the best rule may go: the plateau rule needs a full window.
+  std::vector<double> rising(steps);
+  for (size_t k = 0; k < steps; ++k) rising[k] = double(k);
+  EXPECT_DOUBLE_EQ(threshold_from_accuracy_curve(rising, ThresholdRule::best), 0.98);
+  EXPECT_DOUBLE_EQ(threshold_from_accuracy_curve(rising, ThresholdRule::plateau), 0.93);
+  EXPECT_THROW(threshold_from_accuracy_curve(std::vector<double>(steps - 1, 0.5), ThresholdRule::best), ConfigError);
+  EXPECT_THROW(parse_threshold_rule("median"), ConfigError);
+  EXPECT_EQ(parse_threshold_rule("best"), ThresholdRule::best);
+  EXPECT_STREQ(threshold_rule_name(ThresholdRule::plateau), "plateau");
+
+  // fit_calibration reads its threshold off the mean accuracy of its own
+  // calibrated probability, with the rule it is given (the plateau by default).
+  const std::vector<CalibrationGroup> groups = {synthetic_group("a", false, true, 14),
+                                                synthetic_group("b", false, true, 15)};
+  const auto plateau = fit_calibration(groups, PooledTerm::none);
+  const auto best = fit_calibration(groups, PooledTerm::none, ThresholdRule::best);
+  EXPECT_EQ(plateau.threshold_rule, ThresholdRule::plateau);
+  EXPECT_EQ(best.threshold_rule, ThresholdRule::best);
+  EXPECT_EQ(plateau.calibration.scale, best.calibration.scale);  // the rule moves the threshold only
+  std::vector<double> mean(steps, 0);
+  for (size_t k = 0; k < steps; ++k)
+    for (const auto& g : groups) {
+      size_t right = 0;
+      for (size_t i = 0; i < g.logits.size(); ++i)
+        right += (plateau.calibration.probability(g.logits[i], g.cosines[i]) >= (kFirstThresholdStep + k) / 100.0) ==
+                 (g.labels[i] == 1);
+      mean[k] += double(right) / double(g.logits.size()) / double(groups.size());
+    }
+  EXPECT_FLOAT_EQ(plateau.calibration.threshold, float(threshold_from_accuracy_curve(mean, ThresholdRule::plateau)));
+  EXPECT_FLOAT_EQ(best.calibration.threshold, float(threshold_from_accuracy_curve(mean, ThresholdRule::best)));
+  EXPECT_DOUBLE_EQ(best.mean_accuracy, *std::max_element(mean.begin(), mean.end()));
+  EXPECT_DOUBLE_EQ(plateau.mean_accuracy, at_step(mean, plateau.calibration.threshold));
+}
+
 // The cosine schedule starts at --lr, halves it midway and ends near 0; the
 // constant one keeps --lr.
 TEST(F5Training, CosineScheduleDecaysTheLearningRateToZero) {
@@ -247,6 +299,22 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   EXPECT_EQ(j.at("calibration").at("pooled_share").get<double>(), 0.0);
   EXPECT_EQ(j.at("options").at("pooled_term").get<std::string>(), "none");
   EXPECT_EQ(verify::AlignmentVerifier::load(out)->calibration()->pooled_weight, 0.0f);
+  EXPECT_EQ(j.at("options").at("threshold_rule").get<std::string>(), "plateau");  // the default
+  EXPECT_EQ(j.at("calibration").at("threshold_rule").get<std::string>(), "plateau");
+  r = verity_test::run(common + " --threshold-rule best --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("options").at("threshold_rule").get<std::string>(), "best");
+  EXPECT_EQ(j.at("calibration").at("threshold_rule").get<std::string>(), "best");
+  EXPECT_EQ(nlohmann::json::parse(verify::AlignmentVerifier::load(out)->provenance()).at("options").at("threshold_rule"),
+            "best");
+  r = verity_test::run(common + " --threshold-rule median --out " + out);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("median"), std::string::npos) << r.err;
+  r = verity_test::run("train-verifier --verifier f3 --train " + triples + " --threshold-rule best --out " + out +
+                       " --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--threshold-rule"), std::string::npos) << r.err;
   r = verity_test::run(common + " --lr-schedule cosine --out " + out);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).at("options").at("lr_schedule").get<std::string>(), "cosine");
@@ -341,6 +409,7 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("pairs").get<size_t>(), 10u);
   EXPECT_EQ(j.at("calibration").at("pooled_term").get<std::string>(), "penalty");
+  EXPECT_EQ(j.at("calibration").at("threshold_rule").get<std::string>(), "plateau");
   for (const char* key : {"scale", "bias", "threshold", "pooled_weight", "pooled_center", "dev_macro_auc",
                           "network_macro_auc", "mean_accuracy"})
     EXPECT_TRUE(j.at("calibration").contains(key)) << key;
