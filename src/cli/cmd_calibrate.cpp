@@ -22,7 +22,7 @@ namespace {
 struct CalibrateArgs {
   CommonFlags common;
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
-              threshold_rule = "plateau";
+              threshold_rule = "plateau", gate = "refit";
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -33,6 +33,7 @@ void run_calibrate(CalibrateArgs& a) {
   install_interrupt_handler();
   const auto term = train::parse_pooled_term(a.pooled_term);
   const auto rule = train::parse_threshold_rule(a.threshold_rule);
+  const auto gate = train::parse_gate_source(a.gate);
   VERITY_CHECK(!a.dev_pairs.empty() || !a.dev_triples.empty(), ConfigError,
                "calibrate: give labelled pairs (--dev-pairs) or near-miss triples (--dev-triples)");
   VERITY_CHECK(verify::is_alignment_verifier_file(a.verifier), ConfigError, "--verifier ", a.verifier,
@@ -54,8 +55,12 @@ void run_calibrate(CalibrateArgs& a) {
     dest.insert(dest.end(), f.pairs.begin(), f.pairs.end());
   }
   std::vector<train::LabelledGroup> groups;
-  for (auto& [name, pairs] : by_source)  // the sample train-verifier --seed S draws for its dev pairs
+  nlohmann::json samples = nlohmann::json::object();
+  for (auto& [name, pairs] : by_source) {  // the sample train-verifier --sample-seed S draws for its dev pairs
     groups.push_back({name, seeded_sample(std::move(pairs), a.max_pairs_per_source, a.seed + 1)});
+    samples[name] = {{"pairs", groups.back().pairs.size()},
+                     {"fnv1a64", hex64(pairs_sample_hash(groups.back().pairs))}};
+  }
   if (!a.dev_triples.empty()) {
     auto f = data::read_triples(a.dev_triples);
     inputs.push_back({{"path", std::filesystem::path(a.dev_triples).filename().string()},
@@ -70,7 +75,7 @@ void run_calibrate(CalibrateArgs& a) {
     groups.push_back(std::move(g));
   }
   auto encoder = encode::make_encoder(a.encoder);
-  auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk);
+  auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk, gate);
 
   // The file keeps how its network was trained and adds how it was recalibrated.
   nlohmann::json trained;
@@ -81,8 +86,10 @@ void run_calibrate(CalibrateArgs& a) {
   }
   const nlohmann::json recalibration = {{"argv", invocation()},
                                         {"inputs", inputs},
+                                        {"samples", samples},
                                         {"pooled_term", train::pooled_term_name(term)},
                                         {"threshold_rule", train::threshold_rule_name(rule)},
+                                        {"gate", term == train::PooledTerm::gated ? train::gate_source_name(gate) : "none"},
                                         {"max_pairs_per_source", a.max_pairs_per_source},
                                         {"seed", a.seed}};
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
@@ -100,6 +107,7 @@ void run_calibrate(CalibrateArgs& a) {
               {"encoder", verifier->encoder()},
               {"pairs", report.pairs},
               {"inputs", inputs},
+              {"samples", samples},
               {"calibration", calibration},
               {"previous_calibration",
                report.previous ? verify::calibration_json(*report.previous) : nlohmann::json(nullptr)},
@@ -126,9 +134,13 @@ void setup_calibrate(CLI::App& app) {
                   "cosine raises P too, but never over the network's own threshold where it rejects)")
       ->capture_default_str();
   cmd->add_option("--threshold-rule", a->threshold_rule, kThresholdRuleHelp)->capture_default_str();
+  cmd->add_option("--gate", a->gate,
+                  "With --pooled-term gated: refit (the gate is the network's calibration refitted on these pairs) | "
+                  "file (the gate is the file's own calibration, so every verdict stays the file's)")
+      ->capture_default_str();
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
-                  "Seeded cap on the pairs of each source (0: all); with --seed, the sample train-verifier's "
-                  "--max-dev-pairs-per-source draws")
+                  "Seeded cap on the pairs of each source (0: all); with --seed S, the sample train-verifier's "
+                  "--max-dev-pairs-per-source draws with --sample-seed S")
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the capped sample")->capture_default_str();
   cmd->add_option("--chunk", a->chunk, "Pairs encoded per batch")->capture_default_str();

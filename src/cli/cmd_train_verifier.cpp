@@ -67,6 +67,7 @@ struct TrainVerifierArgs {
   std::vector<std::string> source_weights;  // F5: NAME=WEIGHT per pair source
   std::vector<std::string> distill_from;    // F5: teacher verifier files
   std::optional<double> distill_weight;     // F5: absent = 0.5
+  std::optional<uint64_t> sample_seed;      // F5: seed of the capped samples (absent: --seed)
 };
 
 nlohmann::json accuracy_json(const train::PairwiseAccuracy& a) {
@@ -118,21 +119,28 @@ void run_train_f5(TrainVerifierArgs& a) {
   };
   read_pairs(a.pairs, false);
   read_pairs(a.dev_pairs, true);
+  // The caps draw with --sample-seed, else --seed: calibrate --seed S draws
+  // the dev sample of --sample-seed S.
+  const uint64_t sample_seed = a.sample_seed.value_or(a.train_options.seed);
   std::vector<train::PairSourceData> sources;
+  nlohmann::json samples = nlohmann::json::object();
   for (auto& [name, src] : by_source) {
     VERITY_CHECK(!src.train.empty(), ConfigError, "--dev-pairs source '", name, "' has no --pairs training file");
-    src.train = seeded_sample(std::move(src.train), a.max_pairs_per_source, a.f5_train.seed);
-    src.dev = seeded_sample(std::move(src.dev), a.max_dev_pairs_per_source, a.f5_train.seed + 1);
+    src.train = seeded_sample(std::move(src.train), a.max_pairs_per_source, sample_seed);
+    src.dev = seeded_sample(std::move(src.dev), a.max_dev_pairs_per_source, sample_seed + 1);
     log("f5: source ", name, ": ", src.train.size(), " train, ", src.dev.size(), " dev pairs");
+    samples[name] = {{"train", src.train.size()}, {"train_fnv1a64", hex64(pairs_sample_hash(src.train))},
+                     {"dev", src.dev.size()}, {"dev_fnv1a64", hex64(pairs_sample_hash(src.dev))}};
     sources.push_back(std::move(src));
   }
+  inputs["samples"] = samples;
   std::vector<data::Triple> train_triples, dev_triples;
   for (const auto& path : a.train) {
     auto f = data::read_triples(path);
     inputs["triples"].push_back(file_json(path, f.content_hash, f.triples.size(), "triples"));
     train_triples.insert(train_triples.end(), f.triples.begin(), f.triples.end());
   }
-  if (a.max_train) train_triples = seeded_sample(std::move(train_triples), a.max_train, a.f5_train.seed);
+  if (a.max_train) train_triples = seeded_sample(std::move(train_triples), a.max_train, sample_seed);
   if (!a.dev.empty()) {
     auto f = data::read_triples(a.dev);
     inputs["dev_triples"] = file_json(a.dev, f.content_hash, f.triples.size(), "triples");
@@ -206,7 +214,7 @@ void run_train_f5(TrainVerifierArgs& a) {
         {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
         {"lr_schedule", o.cosine_lr ? "cosine" : "constant"}, {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", train::pooled_term_name(o.pooled_term)},
         {"threshold_rule", train::threshold_rule_name(o.threshold_rule)},
-        {"seed", o.seed}, {"source_weights", o.source_weights},
+        {"seed", o.seed}, {"sample_seed", sample_seed}, {"source_weights", o.source_weights},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};
   if (!distill.is_null()) provenance["options"]["distill"] = distill;  // absent without teachers, as before
@@ -550,6 +558,9 @@ void setup_train_verifier(CLI::App& app) {
       ->check(CLI::IsMember({"english", "none"}))
       ->capture_default_str();
   cmd->add_option("--steps-per-epoch", f5o.steps_per_epoch, "F5 optimizer steps per epoch")->capture_default_str();
+  cmd->add_option("--sample-seed", a->sample_seed,
+                  "F5: seed of the capped samples (--max-pairs-per-source, --max-dev-pairs-per-source, --max-train; "
+                  "default: --seed), so seeds can share one sample");
   cmd->add_option("--pairs-per-source", f5o.pairs_per_source, "F5 pairs drawn per source per step")
       ->capture_default_str();
   cmd->add_option("--triples-per-step", f5o.triples_per_step, "F5 near-miss triples per step (balanced by type)")

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/crc32c.hpp"
 #include "data/labelled_pairs.hpp"
 
 namespace verity::cli {
@@ -27,6 +28,21 @@ std::vector<T> seeded_sample(std::vector<T> items, size_t count, uint64_t seed) 
   std::shuffle(items.begin(), items.end(), rng);
   if (count && count < items.size()) items.resize(count);
   return items;
+}
+
+// FNV-1a 64 of the pairs drawn, in order (a, b, label): two runs that report
+// the same hash trained or calibrated on the same pairs.
+inline uint64_t pairs_sample_hash(const std::vector<data::LabelledPair>& pairs) {
+  uint64_t h = fnv1a64("", 0);
+  for (const auto& p : pairs) {
+    h = fnv1a64(p.a.data(), p.a.size(), h);
+    h = fnv1a64("\x1f", 1, h);
+    h = fnv1a64(p.b.data(), p.b.size(), h);
+    const char label = p.label ? '1' : '0';
+    h = fnv1a64(&label, 1, h);
+    h = fnv1a64("\x1e", 1, h);
+  }
+  return h;
 }
 
 }  // namespace verity::cli

@@ -242,8 +242,11 @@ double threshold_from_accuracy_curve(const std::vector<double>& curve, Threshold
   return (kFirstThresholdStep + best) / 100.0;
 }
 
-CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term, ThresholdRule rule) {
+CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term, ThresholdRule rule,
+                               const std::optional<verify::CalibrationGate>& fixed_gate) {
   VERITY_CHECK(!groups.empty(), ConfigError, "f5 calibration: no dev groups");
+  VERITY_CHECK(!fixed_gate || term == PooledTerm::gated, ConfigError,
+               "f5 calibration: a fixed gate needs the gated pooled term, not '", pooled_term_name(term), "'");
   double w_sum = 0, z_mean = 0, z_sq = 0, c_mean = 0, c_sq = 0, c_w = 0;
   for (const auto& g : groups) {
     VERITY_CHECK(!g.logits.empty() && g.logits.size() == g.cosines.size() && g.logits.size() == g.labels.size(),
@@ -333,12 +336,18 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
   c = platt_at(fit.pooled_share);
   choose_threshold(c, fit.mean_accuracy);
   if (term == PooledTerm::gated) {
-    // The network's own fit is the gate and its threshold the verdict
-    // threshold, so the verdicts are the network's own: the pooled term only
-    // orders pairs within each verdict (verify::CalibrationGate). The share
-    // kept has the best dev macro AUC of the gated probability, Platt scaling
-    // refitted for each.
-    const verify::CalibrationGate gate{c.scale, c.bias, c.threshold};
+    // The network's own fit (or the fixed gate) is the gate and its threshold
+    // the verdict threshold, so the verdicts are the network's own: the pooled
+    // term only orders pairs within each verdict (verify::CalibrationGate).
+    // The share kept has the best dev macro AUC of the gated probability,
+    // Platt scaling refitted for each.
+    if (fixed_gate) {  // share 0 is then the gate's own calibration, unchanged
+      c = verify::Calibration{};
+      c.scale = fixed_gate->scale, c.bias = fixed_gate->bias, c.threshold = fixed_gate->threshold;
+      c.pooled_center = float(c_mean);
+      fit.mean_accuracy = mean_accuracy_at(c, c.threshold);
+    }
+    const verify::CalibrationGate gate = fixed_gate ? *fixed_gate : verify::CalibrationGate{c.scale, c.bias, c.threshold};
     for (int step = 1; step <= 9; ++step) {
       auto candidate = platt_at(step / 10.0);
       candidate.gate = gate;
@@ -417,14 +426,36 @@ std::map<std::string, SourceMetrics> metrics_at(const std::vector<CalibrationGro
 
 }  // namespace
 
+GateSource parse_gate_source(const std::string& text) {
+  if (text == "refit") return GateSource::refit;
+  if (text == "file") return GateSource::file;
+  throw ConfigError(cat("gate '", text, "' is unknown (valid: refit, file)"));
+}
+
+const char* gate_source_name(GateSource source) { return source == GateSource::file ? "file" : "refit"; }
+
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, PooledTerm term, ThresholdRule rule,
-                                size_t chunk) {
+                                size_t chunk, GateSource gate_source) {
   VERITY_CHECK(!groups.empty(), ConfigError, "recalibrate: no labelled groups");
   search::check_verifier_encoder(verifier, encoder);
   const auto t0 = Clock::now();
   RecalibrationReport report;
   report.previous = verifier.calibration();
+  std::optional<verify::CalibrationGate> fixed_gate;
+  if (gate_source == GateSource::file) {
+    VERITY_CHECK(term == PooledTerm::gated, ConfigError, "recalibrate: the file's gate needs --pooled-term gated, not '",
+                 pooled_term_name(term), "'");
+    VERITY_CHECK(report.previous.has_value(), ConfigError,
+                 "recalibrate: the file has no calibration to keep as the gate (use the refitted gate)");
+    const auto& prev = *report.previous;
+    if (prev.gate) fixed_gate = prev.gate;
+    else {
+      VERITY_CHECK(prev.pooled_weight == 0, ConfigError, "recalibrate: the file's calibration has a pooled term (weight ",
+                   prev.pooled_weight, "), so its verdicts are not the network's alone and cannot be the gate");
+      fixed_gate = verify::CalibrationGate{prev.scale, prev.bias, prev.threshold};
+    }
+  }
   const LogitScorer logits(verifier);
   const verify::Verifier* scorers[] = {&logits, nullptr};  // nullptr: the pooled cosine
   std::vector<CalibrationGroup> cgs;
@@ -444,7 +475,7 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     report.pairs += g.pairs.size();
     cgs.push_back(std::move(cg));
   }
-  report.fit = fit_calibration(cgs, term, rule);
+  report.fit = fit_calibration(cgs, term, rule, fixed_gate);
   report.dev = metrics_at(cgs, report.fit.calibration);
   if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
   verifier.set_calibration(report.fit.calibration);

@@ -147,9 +147,12 @@ struct CalibrationFit {
 
 // Calibration on dev, every group weighing the same: Platt scaling, then the
 // threshold by the mean verdict accuracy as `rule` says, with the pooled term
-// as `term` says (PooledTerm).
+// as `term` says (PooledTerm). With `fixed_gate` (term gated only) the gate
+// and its threshold are that calibration's, not refitted here, so the
+// verdicts are exactly those of the calibration it came from.
 CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term,
-                               ThresholdRule rule = ThresholdRule::plateau);
+                               ThresholdRule rule = ThresholdRule::plateau,
+                               const std::optional<verify::CalibrationGate>& fixed_gate = std::nullopt);
 
 struct AlignmentTrainReport {
   std::vector<AlignmentEpoch> epochs;
@@ -190,9 +193,16 @@ struct RecalibrationReport {
 // its network's logits and the pooled cosines of `encoder`, which must be the
 // encoder the file records (ConfigError naming both otherwise). The network is
 // unchanged; the verifier gets the new calibration. SIGINT stops between
-// chunks (Interrupted).
+// chunks (Interrupted). GateSource::file (term gated only) keeps the file's
+// own verdicts: the gate is its calibration, which must hold no pooled term
+// (or be gated itself); ConfigError otherwise.
+enum class GateSource { refit, file };
+GateSource parse_gate_source(const std::string& text);  // "refit" | "file"
+const char* gate_source_name(GateSource source);
+
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, PooledTerm term,
-                                ThresholdRule rule = ThresholdRule::plateau, size_t chunk = 64);
+                                ThresholdRule rule = ThresholdRule::plateau, size_t chunk = 64,
+                                GateSource gate_source = GateSource::refit);
 
 }  // namespace verity::train

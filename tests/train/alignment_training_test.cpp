@@ -179,6 +179,54 @@ TEST(F5Calibration, GatedKeepsTheNetworksVerdicts) {
   EXPECT_EQ(noise.calibration.pooled_form, verify::Calibration::PooledForm::hinge);
 }
 
+// A fixed gate (a file's own calibration, `calibrate --gate file`) is kept as
+// given, not refitted: every verdict is that calibration's, even where a refit
+// on these groups would move the threshold, and the cosine still reorders.
+TEST(F5Calibration, FixedGateKeepsThatCalibrationsVerdicts) {
+  std::vector<CalibrationGroup> groups = {synthetic_group("weak", true, false, 14),
+                                          synthetic_group("strong", false, true, 15)};
+  verify::Calibration file;  // far from what these groups would refit
+  file.scale = 0.5f, file.bias = 0.8f, file.threshold = 0.62f;
+  const verify::CalibrationGate gate{file.scale, file.bias, file.threshold};
+  const auto refit = fit_calibration(groups, PooledTerm::gated);
+  ASSERT_TRUE(refit.calibration.gate.has_value());
+  ASSERT_NE(refit.calibration.gate->bias, gate.bias);
+  const auto fixed = fit_calibration(groups, PooledTerm::gated, ThresholdRule::plateau, gate);
+  const auto& c = fixed.calibration;
+  ASSERT_TRUE(c.gate.has_value());
+  EXPECT_FLOAT_EQ(c.gate->scale, gate.scale);
+  EXPECT_FLOAT_EQ(c.gate->bias, gate.bias);
+  EXPECT_FLOAT_EQ(c.gate->threshold, gate.threshold);
+  EXPECT_FLOAT_EQ(c.threshold, gate.threshold);
+  EXPECT_GT(fixed.pooled_share, 0.0);
+  EXPECT_GT(fixed.macro_auc, fixed.network_macro_auc + 0.05);
+  double mean_accuracy = 0;
+  for (const auto& g : groups) {
+    size_t right = 0;
+    for (size_t i = 0; i < g.logits.size(); ++i) {
+      const bool verdict = c.probability(g.logits[i], g.cosines[i]) >= c.threshold;
+      ASSERT_EQ(verdict, file.probability(g.logits[i], g.cosines[i]) >= file.threshold) << g.name << " " << i;
+      right += verdict == (g.labels[i] == 1);
+    }
+    mean_accuracy += double(right) / double(g.logits.size()) / double(groups.size());
+  }
+  EXPECT_NEAR(fixed.mean_accuracy, mean_accuracy, 1e-9);
+  // Where the cosine adds nothing, the result is the gate's own calibration.
+  const auto noise = fit_calibration({synthetic_group("a", false, true, 16), synthetic_group("b", false, true, 17)},
+                                     PooledTerm::gated, ThresholdRule::plateau, gate);
+  EXPECT_EQ(noise.pooled_share, 0.0);
+  EXPECT_FALSE(noise.calibration.gate.has_value());
+  EXPECT_FLOAT_EQ(noise.calibration.scale, file.scale);
+  EXPECT_FLOAT_EQ(noise.calibration.bias, file.bias);
+  EXPECT_FLOAT_EQ(noise.calibration.threshold, file.threshold);
+  EXPECT_EQ(noise.calibration.pooled_weight, 0.0f);
+  // A fixed gate belongs to the gated term only.
+  EXPECT_THROW(fit_calibration(groups, PooledTerm::refit, ThresholdRule::plateau, gate), ConfigError);
+  EXPECT_EQ(parse_gate_source("file"), GateSource::file);
+  EXPECT_EQ(std::string(gate_source_name(GateSource::refit)), "refit");
+  EXPECT_THROW(parse_gate_source("maybe"), ConfigError);
+}
+
 // The best rule takes the curve's argmax, however narrow its peak; the
 // plateau rule the middle of the broad stretch, whose windowed mean is higher.
 TEST(F5Calibration, ThresholdRulesReadTheAccuracyCurve) {
@@ -270,9 +318,10 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   }
   const std::string encoder = std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/bert/tiny";
   const auto out = (dir / "f5.valn").string();
-  const std::string common = "train-verifier --verifier f5 --pairs " + train + " --dev-pairs " + dev + " --train " +
-                             triples + " --dev " + triples + " --encoder bert:" + encoder +
-                             " --f5-hidden 4 --f5-mlp 4 --f5-embedding 0 --epochs 1 --steps-per-epoch 3 --seed 2 --json --quiet";
+  const std::string unseeded = "train-verifier --verifier f5 --pairs " + train + " --dev-pairs " + dev + " --train " +
+                               triples + " --dev " + triples + " --encoder bert:" + encoder +
+                               " --f5-hidden 4 --f5-mlp 4 --f5-embedding 0 --epochs 1 --steps-per-epoch 3 --json --quiet";
+  const std::string common = unseeded + " --seed 2";
   auto r = verity_test::run(common + " --pooled-term true --out " + out);
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -291,6 +340,41 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   EXPECT_FLOAT_EQ(v->calibration()->pooled_weight, cal.at("pooled_weight").get<float>());
   EXPECT_FLOAT_EQ(v->calibration()->pooled_center, cal.at("pooled_center").get<float>());
   EXPECT_FLOAT_EQ(v->calibration()->scale, cal.at("scale").get<float>());
+
+  // The caps draw with --sample-seed, else --seed; the summary names the
+  // pairs drawn, and calibrate --seed S draws the dev sample of --sample-seed S.
+  {
+    const std::string capped = " --max-pairs-per-source 6 --max-dev-pairs-per-source 6 --out " + out;
+    auto samples_of = [&](const std::string& flags) {
+      auto run = verity_test::run(unseeded + flags + capped);
+      EXPECT_EQ(run.status, 0) << run.err;
+      auto summary = nlohmann::json::parse(run.out);
+      EXPECT_EQ(summary.at("inputs").at("samples").size(), 1u);
+      return std::make_pair(summary.at("options").at("sample_seed").get<uint64_t>(),
+                            summary.at("inputs").at("samples").begin().value());
+    };
+    const auto [seed1, one] = samples_of(" --seed 1");
+    const auto [seed2, two] = samples_of(" --seed 2");
+    const auto [shared_seed, shared] = samples_of(" --seed 2 --sample-seed 1");
+    EXPECT_EQ(seed1, 1u);
+    EXPECT_EQ(seed2, 2u);
+    EXPECT_EQ(shared_seed, 1u);
+    EXPECT_EQ(one.at("train").get<size_t>(), 6u);
+    EXPECT_EQ(one.at("dev").get<size_t>(), 6u);
+    EXPECT_NE(one.at("train_fnv1a64"), two.at("train_fnv1a64"));
+    EXPECT_NE(one.at("dev_fnv1a64"), two.at("dev_fnv1a64"));
+    EXPECT_EQ(shared.at("train_fnv1a64"), one.at("train_fnv1a64"));
+    EXPECT_EQ(shared.at("dev_fnv1a64"), one.at("dev_fnv1a64"));
+    for (uint64_t seed : {1, 2}) {
+      auto cal = verity_test::run("calibrate --verifier " + out + " --dev-pairs " + dev + " --encoder bert:" + encoder +
+                                  " --max-pairs-per-source 6 --seed " + std::to_string(seed) + " --out " +
+                                  (dir / "f5-sampled.valn").string() + " --json --quiet");
+      ASSERT_EQ(cal.status, 0) << cal.err;
+      const auto drawn = nlohmann::json::parse(cal.out).at("samples").begin().value();
+      EXPECT_EQ(drawn.at("pairs").get<size_t>(), 6u);
+      EXPECT_EQ(drawn.at("fnv1a64"), (seed == 1 ? one : two).at("dev_fnv1a64")) << seed;
+    }
+  }
 
   r = verity_test::run(common + " --out " + out);  // off by default
   ASSERT_EQ(r.status, 0) << r.err;
@@ -440,6 +524,42 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
     EXPECT_EQ(j.at("calibration").at("pooled_form").get<std::string>(), "linear");
     EXPECT_FLOAT_EQ(gated->calibration()->gate->threshold, gated->calibration()->threshold);
   }
+
+  // --gate file keeps the file's own verdicts: the gate is its calibration.
+  const auto kept_path = (dir / "f5-gated-file.valn").string();
+  {
+    auto with_term = verify::AlignmentVerifier::load(out);
+    auto cal = *with_term->calibration();
+    cal.pooled_weight = 2.0f;  // a pooled term: its verdicts are not the network's alone
+    with_term->set_calibration(cal);
+    with_term->save((dir / "f5-with-term.valn").string());
+  }
+  r = verity_test::run("calibrate --verifier " + (dir / "f5-with-term.valn").string() + " --dev-pairs " + train +
+                       " --encoder bert:" + encoder + " --pooled-term gated --gate file --out " + kept_path + " --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("pooled term"), std::string::npos) << r.err;
+  r = verity_test::run("calibrate --verifier " + out + " --dev-pairs " + train + " --dev-triples " + triples +
+                       " --encoder bert:" + encoder + " --pooled-term gated --gate file --out " + kept_path +
+                       " --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  {
+    const auto kept = verify::AlignmentVerifier::load(kept_path);
+    const auto& was = *before->calibration();
+    const auto& now = *kept->calibration();
+    EXPECT_FLOAT_EQ(now.threshold, was.threshold);
+    if (now.gate) {
+      EXPECT_FLOAT_EQ(now.gate->scale, was.scale);
+      EXPECT_FLOAT_EQ(now.gate->bias, was.bias);
+    } else {
+      EXPECT_FLOAT_EQ(now.scale, was.scale);
+      EXPECT_FLOAT_EQ(now.bias, was.bias);
+    }
+    EXPECT_EQ(nlohmann::json::parse(kept->provenance()).at("recalibrated").at("gate"), "file");
+  }
+  r = verity_test::run("calibrate --verifier " + out + " --dev-pairs " + train + " --encoder bert:" + encoder +
+                       " --gate file --out " + kept_path + " --quiet");  // the gate needs the gated term
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("gated"), std::string::npos) << r.err;
 
   // Maps of another encoder than the file's are refused, naming both.
   auto other = verify::AlignmentVerifier::load(out);
