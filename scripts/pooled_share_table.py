@@ -76,7 +76,7 @@ def table(scores_path, run_path, two_sided=False):
         if r["scorer"] == "cosine":
             cosine[(r["file"], r["line"])] = r["score"]
     for r in rows:
-        if r["scorer"].startswith("f5"):
+        if r["scorer"].startswith("f5") or r["scorer"] == "default":
             key = (r["file"], r["line"])
             p = min(max(r["score"], 1e-7), 1 - 1e-7)
             c = cosine[key]

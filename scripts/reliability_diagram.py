@@ -2,6 +2,8 @@
 """Reliability diagram (SVG) of calibrated scores from `verity pairs-eval --scores-out`.
 
 Usage: scripts/reliability_diagram.py SCORES.jsonl OUT.svg [SCORER_PREFIX]
+SCORER_PREFIX picks the scorer (pairs-eval names each by its --verifier spec);
+without it, "default" and every spec starting with "f5:".
 Ten equal-width bins of the score; each bar is the share of same-meaning pairs
 among the bin's pairs, the diagonal is perfect calibration, the label under a
 bin is its pair count. Standard library only.
@@ -14,12 +16,12 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     path, out = sys.argv[1], sys.argv[2]
-    prefix = sys.argv[3] if len(sys.argv) > 3 else "f5:"
+    prefixes = (sys.argv[3],) if len(sys.argv) > 3 else ("default", "f5:")
     bins = [[0, 0, 0.0] for _ in range(10)]  # count, positives, score sum
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             row = json.loads(line)
-            if not row["scorer"].startswith(prefix):
+            if not row["scorer"].startswith(prefixes):
                 continue
             s = min(max(float(row["score"]), 0.0), 1.0)
             b = bins[min(9, int(s * 10))]
@@ -28,7 +30,7 @@ def main():
             b[2] += s
     total = sum(b[0] for b in bins)
     if total == 0:
-        sys.exit(f"{path}: no scores of a scorer starting with '{prefix}'")
+        sys.exit(f"{path}: no scores of a scorer starting with {' or '.join(map(repr, prefixes))}")
     ece = sum(abs(b[2] - b[1]) for b in bins) / total
     W, H, L, T = 420, 420, 50, 30
     size = 320

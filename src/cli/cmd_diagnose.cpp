@@ -209,7 +209,7 @@ void run_diagnose(DiagnoseArgs& a) {
                       {"skipped_by_reason", f.skipped_by_reason}, {"skip_examples", f.skip_examples},
                       {"content_hash", cat(std::hex, f.content_hash)}});
   out["files"] = jfiles;
-  out["options"] = {{"encoder", encoder->spec()},
+  out["options"] = {{"encoder", spec_for_report(encoder->spec())},
                     {"encoder_fingerprint", cat(std::hex, cache.fingerprint())},
                     {"idf_corpus", idf_path},
                     {"idf_docs", idf.num_docs()},

@@ -73,7 +73,7 @@ void run_encode(EncodeArgs& a) {
   out.commit();
   progress.finish();
   if (a.common.json)
-    print_json({{"encoder", encoder->spec()},
+    print_json({{"encoder", spec_for_report(encoder->spec())},
                 {"dim", encoder->dim()},
                 {"texts", texts.size()},
                 {"tokens", token_count},

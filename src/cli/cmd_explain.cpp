@@ -133,7 +133,7 @@ void run_explain(ExplainArgs& a) {
     }
     print_json({{"query", a.query},
                 {"doc", a.doc},
-                {"encoder", encoder->spec()},
+                {"encoder", spec_for_report(encoder->spec())},
                 {"query_tokens", std::vector<std::string>(query.tokens.begin(),
                                                           query.tokens.begin() + shown.rows())},
                 {"doc_tokens", std::vector<std::string>(doc.tokens.begin(), doc.tokens.begin() + shown.cols())},

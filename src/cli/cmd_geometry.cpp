@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "data/triples.hpp"
 #include "diagnose/detail/geometry_json.hpp"
@@ -52,7 +53,7 @@ void run_geometry(GeometryArgs &a) {
     return;
   }
   auto out = diagnose::detail::geometry_json(report);
-  out["encoder"] = encoder->spec();
+  out["encoder"] = spec_for_report(encoder->spec());
   out["data"] = files;
   out["options"] = {{"holdout", a.options.holdout},
                     {"seed", a.options.seed},

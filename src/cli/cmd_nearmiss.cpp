@@ -128,8 +128,9 @@ void run_eval(EvalArgs& a) {
                         {"count", report.overall.count},
                         {"by_type", by_type},
                         {"by_source", by_source},
-                        {"verifier", verifier_spec},
-                        {"encoder", encoder->spec()},
+                        {"verifier", spec_for_report(verifier_spec)},
+                        {"encoder", spec_for_report(encoder->spec())},
+                        {"encoder_identity", encode::encoder_identity(*encoder)},
                         {"data", data_json},
                         {"argv", invocation()}};
   if (!a.scores_out.empty()) {

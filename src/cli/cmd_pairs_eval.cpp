@@ -174,7 +174,8 @@ void run_pairs_eval(EvalArgs& a) {
   auto encoder = encode::make_encoder(a.encoder);
   struct Scorer {
     std::unique_ptr<verify::Verifier> verifier;
-    std::string name;
+    std::string name;  // the spec as given (the report's key), e.g. "default"
+    std::string spec;  // what it resolved to, with a relative path
     std::optional<double> threshold;
     std::vector<float> all_scores;
     nlohmann::json per_file = nlohmann::json::object();
@@ -183,9 +184,12 @@ void run_pairs_eval(EvalArgs& a) {
   std::vector<Scorer> scorers_run;
   std::vector<const verify::Verifier*> verifiers;
   for (const auto& spec : a.verifiers) {
+    for (const auto& other : scorers_run)
+      VERITY_CHECK(other.name != spec, ConfigError, "pairs-eval: --verifier ", spec, " is given twice");
     Scorer s;
     s.verifier = spec == "cosine" ? nullptr : nearmiss::make_eval_verifier(spec);
-    s.name = s.verifier ? s.verifier->spec() : "cosine";
+    s.name = spec;
+    s.spec = s.verifier ? spec_for_report(s.verifier->spec()) : "cosine";
     s.threshold = a.reject_below;
     if (!s.threshold && s.verifier && s.verifier->default_threshold()) s.threshold = *s.verifier->default_threshold();
     verifiers.push_back(s.verifier.get());
@@ -217,7 +221,8 @@ void run_pairs_eval(EvalArgs& a) {
   nlohmann::json scorers = nlohmann::json::object();
   for (auto& s : scorers_run) {
     auto overall = eval::binary_metrics(s.all_scores, all_labels, s.threshold);
-    scorers[s.name] = {{"threshold", s.threshold ? nlohmann::json(*s.threshold) : nlohmann::json()},
+    scorers[s.name] = {{"spec", s.spec},
+                       {"threshold", s.threshold ? nlohmann::json(*s.threshold) : nlohmann::json()},
                        {"calibrated", s.verifier && s.verifier->default_threshold().has_value()},
                        {"encoder_recorded", s.verifier ? s.verifier->encoder() : ""},
                        {"overall", metrics_json(overall)},
@@ -225,7 +230,10 @@ void run_pairs_eval(EvalArgs& a) {
                        {"files", s.per_file}};
   }
   if (!a.scores_out.empty()) write_file_atomic(a.scores_out, lines);
-  nlohmann::json out = {{"encoder", encoder->spec()}, {"data", data_json}, {"scorers", scorers},
+  nlohmann::json out = {{"encoder", spec_for_report(encoder->spec())},
+                        {"encoder_identity", encode::encoder_identity(*encoder)},
+                        {"data", data_json},
+                        {"scorers", scorers},
                         {"argv", invocation()}};
   if (a.verifiers.size() == 1) {  // one scorer: its results at the top level as well
     const auto& only = scorers.begin().value();

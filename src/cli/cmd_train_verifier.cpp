@@ -429,7 +429,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
       {"verifier", a.verifier},
       {"parameters", model->parameter_count()},
       {"encoder", end2end ? a.encoder_out : a.encoder},
-      {"encoder_spec", encoder->spec()},
+      {"encoder_spec", spec_for_report(encoder->spec())},
       {"base_encoder", a.encoder},
       {"loss", options.loss},
       {"seed", options.seed},

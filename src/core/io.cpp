@@ -110,6 +110,25 @@ std::filesystem::file_status checked_status(const std::string& path) {
 }
 }  // namespace
 
+std::string path_for_report(const std::string& path) {
+  const std::filesystem::path p(path);
+  if (!p.is_absolute()) return path;
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  if (!ec) {
+    const auto rel = p.lexically_normal().lexically_relative(cwd.lexically_normal());
+    if (!rel.empty() && *rel.begin() != "..") return rel == "." ? std::string(".") : rel.string();
+  }
+  const auto name = p.lexically_normal().filename();
+  return name.empty() ? p.lexically_normal().parent_path().filename().string() : name.string();
+}
+
+std::string spec_for_report(const std::string& spec) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos || colon + 1 >= spec.size() || spec[colon + 1] != '/') return spec;
+  return spec.substr(0, colon + 1) + path_for_report(spec.substr(colon + 1));
+}
+
 bool file_exists(const std::string& path) { return std::filesystem::exists(checked_status(path)); }
 bool is_directory(const std::string& path) { return std::filesystem::is_directory(checked_status(path)); }
 uint64_t file_size(const std::string& path) {

@@ -51,6 +51,16 @@ uint64_t file_size(const std::string& path);
 bool is_empty_directory(const std::string& path);
 void make_directories(const std::string& path);
 
+// How reports and provenance name a path the user did not type (a compiled-in
+// default, a resolved model directory): relative to the working directory
+// when it lies under it, else its file name alone, never a machine's absolute
+// prefix. A relative path is returned as given.
+std::string path_for_report(const std::string& path);
+// The same for a factory spec "kind:PATH" whose PATH is absolute (e.g.
+// "f5:/src/assets/verifiers/default.valn" run from /src gives
+// "f5:assets/verifiers/default.valn"); any other spec is returned as given.
+std::string spec_for_report(const std::string& spec);
+
 // Read-only memory map of a whole file (an empty file maps to an empty span).
 class MappedFile {
  public:

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "verify/verifier.hpp"
 
@@ -342,7 +343,7 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
   for (size_t s = 0; s < scorers.size(); ++s) {
     ScorerReport sr;
     sr.name = scorers[s].name;
-    sr.spec = scorers[s].verifier ? scorers[s].verifier->spec() : "pooled cosine";
+    sr.spec = scorers[s].verifier ? spec_for_report(scorers[s].verifier->spec()) : "pooled cosine";
     sr.curve = sweep(outcomes[s]);
     sr.at_precision = at_precision(sr.curve, o.precision_targets);
     if (!scorers[s].verifier) {

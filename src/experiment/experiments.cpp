@@ -314,7 +314,7 @@ std::string run_tradeoff(const TradeoffConfig &c, PlanStats *stats) {
     auto encoder = encode::make_encoder(encoder_spec);
     result["nearmiss"] = nearmiss_json(*encoder, test);
     result["geometry"] = diagnose::detail::geometry_json(diagnose::probe_geometry(test, *encoder, gopt));
-    result["encoder"] = encoder->spec();
+    result["encoder"] = spec_for_report(encoder->spec());
     return result.dump();
   };
   auto texts = run_plan(store, runs, execute, stats);

@@ -65,3 +65,19 @@ TEST(PathChecks, UncheckablePathsAreVerityErrorsNamingThePath) {
   expect_verity_error([&] { is_empty_directory(missing); }, missing);
   fs::remove_all(dir);
 }
+
+// Reports name paths relative to the working directory, never by a machine's
+// absolute prefix; a relative path or a spec without a path is kept as given.
+TEST(ReportPaths, RelativeUnderTheWorkingDirectoryElseTheFileName) {
+  const auto cwd = fs::current_path();
+  EXPECT_EQ(path_for_report((cwd / "assets" / "verifiers" / "default.valn").string()), "assets/verifiers/default.valn");
+  EXPECT_EQ(path_for_report((cwd / "models" / "use-lite" / "").string()), "models/use-lite/");
+  EXPECT_EQ(path_for_report((cwd / "a" / ".." / "b.valn").string()), "b.valn");
+  EXPECT_EQ(path_for_report("out/x.valn"), "out/x.valn");
+  EXPECT_EQ(path_for_report("/nowhere-" + std::to_string(::getpid()) + "/deep/v7.valn"), "v7.valn");
+  EXPECT_EQ(path_for_report("/nowhere/models/use-lite/"), "use-lite");
+  EXPECT_EQ(spec_for_report("f5:" + (cwd / "x" / "default.valn").string()), "f5:x/default.valn");
+  EXPECT_EQ(spec_for_report("use-lite:/elsewhere/models/use-lite"), "use-lite:use-lite");
+  for (const char* kept : {"cosine", "f1", "f2:lambda=0.5,tau=0.1", "f5:out/x.valn", "default", "f5:"})
+    EXPECT_EQ(spec_for_report(kept), kept);
+}
