@@ -260,6 +260,8 @@ void run_train_verifier(TrainVerifierArgs& a) {
                "--distill-from and --distill-weight distill F5 verifiers (--verifier f5)");
   VERITY_CHECK(!a.threshold_rule, ConfigError,
                "--threshold-rule sets F5's calibrated verdict threshold (--verifier f5); F3/F4 have no calibration");
+  VERITY_CHECK(!a.sample_seed, ConfigError,
+               "--sample-seed draws F5's capped pair samples (--verifier f5); F3/F4 sample with --seed");
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,

@@ -399,6 +399,9 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
                        " --quiet");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--threshold-rule"), std::string::npos) << r.err;
+  r = verity_test::run("train-verifier --verifier f3 --train " + triples + " --sample-seed 1 --out " + out + " --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--sample-seed"), std::string::npos) << r.err;
   r = verity_test::run(common + " --lr-schedule cosine --out " + out);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).at("options").at("lr_schedule").get<std::string>(), "cosine");
