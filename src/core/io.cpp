@@ -117,7 +117,7 @@ std::string path_for_report(const std::string& path) {
   const auto cwd = std::filesystem::current_path(ec);
   if (!ec) {
     const auto rel = p.lexically_normal().lexically_relative(cwd.lexically_normal());
-    if (!rel.empty() && *rel.begin() != "..") return rel == "." ? std::string(".") : rel.string();
+    if (!rel.empty() && *rel.begin() != "..") return rel.string();
   }
   const auto name = p.lexically_normal().filename();
   return name.empty() ? p.lexically_normal().parent_path().filename().string() : name.string();

@@ -333,21 +333,21 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
           m > fit.macro_auc + 1e-12)
         fit.macro_auc = m, fit.pooled_share = step / 10.0;
   auto& c = fit.calibration;
-  c = platt_at(fit.pooled_share);
-  choose_threshold(c, fit.mean_accuracy);
+  if (fixed_gate) {  // share 0 is the gate's own calibration, unchanged
+    c.scale = fixed_gate->scale, c.bias = fixed_gate->bias, c.threshold = fixed_gate->threshold;
+    c.pooled_center = float(c_mean);
+    fit.mean_accuracy = mean_accuracy_at(c, c.threshold);
+  } else {
+    c = platt_at(fit.pooled_share);
+    choose_threshold(c, fit.mean_accuracy);
+  }
   if (term == PooledTerm::gated) {
     // The network's own fit (or the fixed gate) is the gate and its threshold
     // the verdict threshold, so the verdicts are the network's own: the pooled
     // term only orders pairs within each verdict (verify::CalibrationGate).
     // The share kept has the best dev macro AUC of the gated probability,
     // Platt scaling refitted for each.
-    if (fixed_gate) {  // share 0 is then the gate's own calibration, unchanged
-      c = verify::Calibration{};
-      c.scale = fixed_gate->scale, c.bias = fixed_gate->bias, c.threshold = fixed_gate->threshold;
-      c.pooled_center = float(c_mean);
-      fit.mean_accuracy = mean_accuracy_at(c, c.threshold);
-    }
-    const verify::CalibrationGate gate = fixed_gate ? *fixed_gate : verify::CalibrationGate{c.scale, c.bias, c.threshold};
+    const auto gate = fixed_gate.value_or(verify::CalibrationGate{c.scale, c.bias, c.threshold});
     for (int step = 1; step <= 9; ++step) {
       auto candidate = platt_at(step / 10.0);
       candidate.gate = gate;
