@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "verify/kernels.hpp"
@@ -356,22 +357,10 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   return s;
 }
 
-}  // namespace
-
-AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
-                                     const Lexicon& lexicon) {
-  return alignment_features(map, context, TokenTable(idf, lexicon), lexicon);
-}
-
-AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
-                                     const Lexicon& lexicon) {
-  VERITY_CHECK(!map.empty(), ConfigError, "alignment features: empty map");
+// The features of a checked map, its columns already in reading order.
+AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
+                                const Lexicon& lexicon) {
   const size_t n = map.rows(), m = map.cols();
-  VERITY_CHECK(context.query_ids.empty() || context.query_ids.size() == n, ConfigError,
-               "alignment features: ", context.query_ids.size(), " query token ids for a map of ", n, " rows");
-  VERITY_CHECK(context.candidate_ids.empty() || context.candidate_ids.size() == m, ConfigError,
-               "alignment features: ", context.candidate_ids.size(), " candidate token ids for a map of ", m,
-               " columns");
   const auto values = map.values();
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
   const auto isa = kernels::best_isa();
@@ -413,6 +402,113 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
               float(std::min<size_t>(std::max(fwd.unmatched_numbers, bwd.unmatched_numbers), 2)) / 2.0f,
               float(std::min<size_t>(std::max(fwd.polarity_flips, bwd.polarity_flips), 2)) / 2.0f};
   return out;
+}
+
+}  // namespace
+
+const std::unordered_set<uint32_t>& coordinator_pieces() {
+  static const std::unordered_set<uint32_t> pieces = [] {
+    std::unordered_set<uint32_t> set;
+    for (const char* word : {"and", "or"})
+      for (const auto& piece : piece_forms(word)) set.insert(token_identity(piece));
+    return set;
+  }();
+  return pieces;
+}
+
+std::vector<size_t> coordination_order(std::span<const uint32_t> x_ids, std::span<const uint32_t> y_ids) {
+  constexpr size_t kLongest = 4;  // pieces per conjunct
+  const auto& coordinators = coordinator_pieces();
+  const size_t n = x_ids.size(), m = y_ids.size();
+  std::vector<size_t> order;
+  std::vector<uint8_t> moved(m, 0);
+  auto same = [](std::span<const uint32_t> a, std::span<const uint32_t> b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  };
+  // Y's pieces [at - length, at) and [at + 1, at + 1 + length), empty past an end.
+  auto y_before = [&](size_t at, size_t length) {
+    return at >= length ? y_ids.subspan(at - length, length) : y_ids.first(0);
+  };
+  auto y_after = [&](size_t at, size_t length) {
+    return at + 1 + length <= m ? y_ids.subspan(at + 1, length) : y_ids.first(0);
+  };
+  std::vector<size_t> y_at;  // where Y holds X's coordinator
+  for (size_t k = 1; k + 1 < n; ++k) {
+    if (coordinators.count(x_ids[k]) == 0) continue;
+    y_at.clear();
+    for (size_t j = 1; j + 1 < m; ++j)
+      if (y_ids[j] == x_ids[k]) y_at.push_back(j);
+    bool found = false;
+    // Longest conjuncts first: "by value or by reference" swaps as two
+    // two-piece conjuncts, not as "value or by".
+    for (size_t total = 2 * kLongest; total >= 2 && !found; --total)
+      for (size_t p = std::min(kLongest, total - 1); p >= 1 && !found; --p) {
+        const size_t q = total - p;
+        if (q > kLongest || p > k || k + 1 + q > n) continue;
+        const auto first = x_ids.subspan(k - p, p), second = x_ids.subspan(k + 1, q);
+        if (same(first, second)) continue;
+        // Y reads X's order somewhere: nothing to undo.
+        if (std::any_of(y_at.begin(), y_at.end(),
+                        [&](size_t c) { return same(y_before(c, p), first) && same(y_after(c, q), second); }))
+          continue;
+        for (size_t c : y_at) {
+          if (!same(y_before(c, q), second) || !same(y_after(c, p), first)) continue;
+          const size_t s = c - q, span = q + 1 + p;
+          if (std::any_of(moved.begin() + long(s), moved.begin() + long(s + span), [](uint8_t v) { return v; }))
+            continue;
+          if (order.empty()) order.resize(m), std::iota(order.begin(), order.end(), size_t(0));
+          // Y holds "second coordinator first" from s: read it as "first coordinator second".
+          for (size_t t = 0; t < p; ++t) order[s + t] = c + 1 + t;
+          order[s + p] = c;
+          for (size_t t = 0; t < q; ++t) order[s + p + 1 + t] = s + t;
+          std::fill(moved.begin() + long(s), moved.begin() + long(s + span), uint8_t(1));
+          found = true;
+          break;
+        }
+      }
+  }
+  return order;
+}
+
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
+                                     const Lexicon& lexicon) {
+  return alignment_features(map, context, TokenTable(idf, lexicon), lexicon);
+}
+
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
+                                     const Lexicon& lexicon) {
+  VERITY_CHECK(!map.empty(), ConfigError, "alignment features: empty map");
+  const size_t n = map.rows(), m = map.cols();
+  VERITY_CHECK(context.query_ids.empty() || context.query_ids.size() == n, ConfigError,
+               "alignment features: ", context.query_ids.size(), " query token ids for a map of ", n, " rows");
+  VERITY_CHECK(context.candidate_ids.empty() || context.candidate_ids.size() == m, ConfigError,
+               "alignment features: ", context.candidate_ids.size(), " candidate token ids for a map of ", m,
+               " columns");
+  const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
+  if (!known) return pair_features(map, context, tokens, lexicon);
+  // Both texts need a coordinator; the query is the short text of a rerank.
+  const auto& coordinators = coordinator_pieces();
+  if (std::none_of(context.query_ids.begin(), context.query_ids.end(),
+                   [&](uint32_t id) { return coordinators.count(id) != 0; }))
+    return pair_features(map, context, tokens, lexicon);
+  // One text is read in the other's order, the same one whichever is the query,
+  // so that F5(a, b) stays F5(b, a): the text whose identities sort later.
+  const auto& q = context.query_ids;
+  const auto& c = context.candidate_ids;
+  const bool reorder_query = std::lexicographical_compare(c.begin(), c.end(), q.begin(), q.end());
+  auto order = reorder_query ? coordination_order(c, q) : coordination_order(q, c);
+  if (order.empty()) return pair_features(map, context, tokens, lexicon);
+  const auto values = map.values();
+  std::vector<float> cells(n * m);
+  std::vector<uint32_t> ids(order.size());
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < m; ++j)
+      cells[i * m + j] = reorder_query ? values[order[i] * m + j] : values[i * m + order[j]];
+  const auto& moved = reorder_query ? q : c;
+  for (size_t k = 0; k < order.size(); ++k) ids[k] = moved[order[k]];
+  PairContext reordered = context;
+  (reorder_query ? reordered.query_ids : reordered.candidate_ids) = ids;
+  return pair_features(SimilarityMap(n, m, std::move(cells)), reordered, tokens, lexicon);
 }
 
 }  // namespace verity::verify

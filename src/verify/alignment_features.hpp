@@ -185,8 +185,24 @@ struct AlignmentFeatures {
   std::vector<float> pair;              // [kPairFeatures]
 };
 
+// A coordination of X that Y holds the other way round ("salt or sugar" /
+// "sugar or salt", "by value or by reference" / "by reference or by value"):
+// the order of Y's tokens that reads it the way X does (order[j] = the Y token
+// read at position j), or empty when there is none. Conjuncts are 1-4 pieces,
+// differ, and are joined by the same "and" / "or" piece in both texts, and Y
+// does not also hold X's order; several coordinations are reordered when their
+// spans in Y do not overlap. An "and" / "or" of two phrases means the same in
+// either order far more often than not, while the map reads the swap as a
+// crossed alignment, the mark of a role swap.
+std::vector<size_t> coordination_order(std::span<const uint32_t> x_ids, std::span<const uint32_t> y_ids);
+// The identities of "and" and "or" in every piece form.
+const std::unordered_set<uint32_t>& coordinator_pieces();
+
 // map must be non-empty; ids are the context's (empty = unknown, no exact
-// matches then). ConfigError when an id list does not match the map's size.
+// matches then). A swapped coordination (coordination_order) is read in one
+// text's order: the text whose identities sort first keeps its order, so the
+// features of (a, b) are those of (b, a) with the directions exchanged.
+// ConfigError when an id list does not match the map's size.
 // `tokens` is TokenTable(idf, lexicon) of the same tables.
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
                                      const Lexicon& lexicon);

@@ -47,3 +47,12 @@ def test_verifier_object_reuse_and_describe(use_lite):
 
 def test_verify_accepts_any_sequence(use_lite):
     assert len(verity.verify(QUERY, tuple(TEXTS), verifier="f0")) == 3
+
+
+def test_default_reads_a_swapped_list_in_one_order(use_lite):
+    # Swapping the two sides of an "or" keeps the meaning; a role swap does not.
+    a, b = "Is salt or sugar worse for your heart?", "Is sugar or salt worse for your heart?"
+    forward, backward = verity.verify(a, [b])[0], verity.verify(b, [a])[0]
+    assert forward.verdict == "match" and backward.verdict == "match"
+    assert forward.probability == pytest.approx(backward.probability, abs=1e-3)
+    assert verity.verify("The dog bit the man.", ["The man bit the dog."])[0].verdict == "near-miss"

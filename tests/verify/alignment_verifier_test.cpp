@@ -176,6 +176,127 @@ TEST(Lexicon, NegatingCliticOnlyAfterAnApostrophe) {
   EXPECT_FALSE(Lexicon().is_negating_clitic(token_identity("t")));
 }
 
+// Pieces of a sentence as a SentencePiece tokenizer writes them, words split
+// at spaces ("b+act" is two pieces of one word).
+std::vector<uint32_t> sentence_ids(const std::string& sentence) {
+  std::vector<std::string> pieces;
+  std::string word;
+  auto flush = [&] {
+    if (word.empty()) return;
+    std::string rest = word;
+    bool first = true;
+    for (size_t plus; (plus = rest.find('+')) != std::string::npos || !rest.empty();) {
+      const std::string piece = plus == std::string::npos ? rest : rest.substr(0, plus);
+      pieces.push_back(first ? "\u2581" + piece : piece);
+      first = false;
+      rest = plus == std::string::npos ? "" : rest.substr(plus + 1);
+    }
+    word.clear();
+  };
+  for (char c : sentence) c == ' ' ? flush() : word.push_back(c);
+  flush();
+  return piece_ids(pieces);
+}
+
+std::vector<uint32_t> reordered(std::span<const uint32_t> ids, const std::vector<size_t>& order) {
+  std::vector<uint32_t> out;
+  for (size_t j : order) out.push_back(ids[j]);
+  return out;
+}
+
+TEST(CoordinationOrder, UndoesASwappedCoordination) {
+  const auto x = sentence_ids("is salt or sugar worse ?"), y = sentence_ids("is sugar or salt worse ?");
+  const auto order = coordination_order(x, y);
+  ASSERT_EQ(order, (std::vector<size_t>{0, 3, 2, 1, 4, 5}));
+  EXPECT_EQ(reordered(y, order), x);
+  // Longest conjuncts first: two pieces each, not "value or by".
+  const auto by_x = sentence_ids("pass it by value or by reference");
+  const auto by_y = sentence_ids("pass it by reference or by value");
+  EXPECT_EQ(reordered(by_y, coordination_order(by_x, by_y)), by_x);
+  // Conjuncts of several pieces; the words around them may differ.
+  const auto v_x = sentence_ids("a vir+us and a b+act+er differ how");
+  const auto v_y = sentence_ids("how do a b+act+er and a vir+us differ");
+  const auto v_order = coordination_order(v_x, v_y);
+  ASSERT_FALSE(v_order.empty());
+  const auto v_read = reordered(v_y, v_order);
+  EXPECT_EQ(std::vector<uint32_t>(v_read.begin() + 2, v_read.begin() + 10),
+            std::vector<uint32_t>(v_x.begin(), v_x.begin() + 8));
+}
+
+TEST(CoordinationOrder, LeavesEverythingElseAlone) {
+  auto none = [](const std::string& a, const std::string& b) {
+    return coordination_order(sentence_ids(a), sentence_ids(b)).empty();
+  };
+  EXPECT_TRUE(none("the dog bit the man", "the man bit the dog"));        // a role swap has no coordinator
+  EXPECT_TRUE(none("salt or sugar", "salt or sugar"));                    // already in order
+  EXPECT_TRUE(none("salt or sugar", "sugar or salt then salt or sugar"));  // Y holds X's order too
+  EXPECT_TRUE(none("salt or sugar", "sugar and salt"));                   // another coordinator
+  EXPECT_TRUE(none("salt or salt", "salt or salt"));
+  EXPECT_TRUE(none("one two three four five or six", "six or one two three four five"));  // a conjunct over 4 pieces
+  EXPECT_TRUE(none("or salt", "salt or"));                                // no conjunct before the coordinator
+  EXPECT_TRUE(coordination_order(sentence_ids("salt or sugar"), {}).empty());
+}
+
+TEST(CoordinationOrder, RandomTextsGetAPermutationOrNothing) {
+  // Short texts over a few pieces, coordinators among them, so that swaps,
+  // repeats and overlapping coordinations all occur.
+  const std::vector<uint32_t> alphabet = piece_ids({"\u2581a", "\u2581b", "\u2581c", "\u2581and", "\u2581or"});
+  std::mt19937 rng(7);
+  size_t reordered_pairs = 0;
+  for (int round = 0; round < 3000; ++round) {
+    auto text = [&] {
+      std::vector<uint32_t> t(rng() % 13);
+      for (auto& id : t) id = alphabet[rng() % alphabet.size()];
+      return t;
+    };
+    const auto x = text(), y = text();
+    const auto order = coordination_order(x, y);
+    if (order.empty()) continue;
+    ++reordered_pairs;
+    ASSERT_EQ(order.size(), y.size());
+    auto sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t j = 0; j < sorted.size(); ++j) ASSERT_EQ(sorted[j], j);
+    EXPECT_NE(reordered(y, order), y);
+  }
+  EXPECT_GT(reordered_pairs, 50u);  // the property was exercised
+}
+
+TEST(AlignmentFeatures, ASwappedCoordinationReadsLikeTheSameOrder) {
+  const size_t dim = 8;
+  // tokens: 0 is, 1 salt, 2 or, 3 sugar, 4 worse
+  const std::vector<int> a = {0, 1, 2, 3, 4}, b = {0, 3, 2, 1, 4};
+  std::vector<uint32_t> ia = ids_of(a), ib = ids_of(b);
+  ia[2] = ib[2] = token_identity("\u2581or");
+  auto idf = small_idf();
+  auto features = [&](const std::vector<int>& x, const std::vector<int>& y, std::span<const uint32_t> ix,
+                      std::span<const uint32_t> iy) {
+    return alignment_features(SimilarityMap::compute(one_hot(x, dim), one_hot(y, dim), dim), PairContext{ix, iy, 0.9f},
+                              idf, Lexicon());
+  };
+  const auto swapped = features(a, b, ia, ib), reversed = features(b, a, ib, ia);
+  // Read in one text's order: as that text against itself.
+  const bool a_order = !std::lexicographical_compare(ib.begin(), ib.end(), ia.begin(), ia.end());
+  const auto same = a_order ? features(a, a, ia, ia) : features(b, b, ib, ib);
+  EXPECT_EQ(swapped.pair, same.pair);
+  EXPECT_EQ(swapped.forward.tokens, same.forward.tokens);
+  EXPECT_EQ(swapped.backward.tokens, same.backward.tokens);
+  EXPECT_FLOAT_EQ(swapped.pair[12], 1.0f);  // exact matches in order
+  // (b, a) is (a, b) with the directions exchanged, so F5 stays symmetric
+  // (up to the rounding of row and column softmax kernels).
+  auto expect_near = [](const std::vector<float>& x, const std::vector<float>& y) {
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t k = 0; k < x.size(); ++k) EXPECT_NEAR(x[k], y[k], 1e-5) << k;
+  };
+  expect_near(reversed.pair, swapped.pair);
+  expect_near(reversed.forward.tokens, swapped.backward.tokens);
+  expect_near(reversed.backward.tokens, swapped.forward.tokens);
+  // Without the coordinator the same swap is a crossed alignment.
+  const auto plain = features(a, b, ids_of(a), ids_of(b));
+  EXPECT_LT(plain.pair[12], 1.0f);
+}
+
+
 TEST(AlignmentFeatures, NumberWordsAndAddedNegatorsAreSeen) {
   // "the past four years" against "the past ten years", and "it did improve"
   // against "it did not improve": one-hot maps, so only the lexicon tells.
