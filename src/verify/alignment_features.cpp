@@ -418,9 +418,15 @@ const std::unordered_set<uint32_t>& coordinator_pieces() {
 
 std::vector<size_t> coordination_order(std::span<const uint32_t> x_ids, std::span<const uint32_t> y_ids) {
   constexpr size_t kLongest = 4;  // pieces per conjunct
-  const auto& coordinators = coordinator_pieces();
   const size_t n = x_ids.size(), m = y_ids.size();
+  // The coordinators of the shorter text (a rerank's query), found by hash;
+  // the longer text is then searched by plain comparison.
+  std::vector<uint32_t> present;
+  for (uint32_t id : n <= m ? x_ids : y_ids)
+    if (coordinator_pieces().count(id) != 0 && std::find(present.begin(), present.end(), id) == present.end())
+      present.push_back(id);
   std::vector<size_t> order;
+  if (present.empty()) return order;
   std::vector<uint8_t> moved(m, 0);
   auto same = [](std::span<const uint32_t> a, std::span<const uint32_t> b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
@@ -434,7 +440,7 @@ std::vector<size_t> coordination_order(std::span<const uint32_t> x_ids, std::spa
   };
   std::vector<size_t> y_at;  // where Y holds X's coordinator
   for (size_t k = 1; k + 1 < n; ++k) {
-    if (coordinators.count(x_ids[k]) == 0) continue;
+    if (std::find(present.begin(), present.end(), x_ids[k]) == present.end()) continue;
     y_at.clear();
     for (size_t j = 1; j + 1 < m; ++j)
       if (y_ids[j] == x_ids[k]) y_at.push_back(j);
@@ -486,11 +492,6 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
                " columns");
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
   if (!known) return pair_features(map, context, tokens, lexicon);
-  // Both texts need a coordinator; the query is the short text of a rerank.
-  const auto& coordinators = coordinator_pieces();
-  if (std::none_of(context.query_ids.begin(), context.query_ids.end(),
-                   [&](uint32_t id) { return coordinators.count(id) != 0; }))
-    return pair_features(map, context, tokens, lexicon);
   // One text is read in the other's order, the same one whichever is the query,
   // so that F5(a, b) stays F5(b, a): the text whose identities sort later.
   const auto& q = context.query_ids;
