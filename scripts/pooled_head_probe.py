@@ -23,6 +23,8 @@ import sys
 
 SOURCES = ["paws", "qqp", "sick", "mrpc", "apt", "stsb"]
 TRAIN_CAP, DEV_CAP = 20000, 3000
+# The head's hidden width (0: linear); VERITY_PROBE_HEAD_WIDTH overrides it.
+HEAD_WIDTH = int(os.environ.get("VERITY_PROBE_HEAD_WIDTH", "128"))
 
 
 def read_jsonl(path):
@@ -110,8 +112,11 @@ def probe(pairs_dir, out_dir):
     def train_head(seed, epochs=20, batch=256):
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
-        head = torch.nn.Sequential(torch.nn.Linear(width, 128), torch.nn.ReLU(), torch.nn.Dropout(0.1),
-                                   torch.nn.Linear(128, 1))
+        if HEAD_WIDTH == 0:  # a linear head: a per-dimension weighting of the pooled comparison
+            head = torch.nn.Linear(width, 1)
+        else:
+            head = torch.nn.Sequential(torch.nn.Linear(width, HEAD_WIDTH), torch.nn.ReLU(), torch.nn.Dropout(0.1),
+                                       torch.nn.Linear(HEAD_WIDTH, 1))
         opt = torch.optim.AdamW(head.parameters(), lr=1e-3, weight_decay=1e-4)
         per_source = max(min(len(train[s][1]) for s in SOURCES), 3000)
         for epoch in range(epochs):
@@ -195,6 +200,43 @@ def probe(pairs_dir, out_dir):
             "accuracy_at_half": accuracy, "nearmiss_negatives_served": round(float((pred[neg] >= 0).mean()), 3),
             "stack_weights": dict(zip(cols + ["bias"], np.round(fit(X, Y, weight), 3).tolist()))}
         print(f"probe: {name}: {aucs}", file=sys.stderr)
+    # Conjunctive: P = sigmoid(a z + b) * sigmoid(c h + d), "same" only when F5 and the head both say
+    # so, so a head that cannot see structure never lifts a near-miss over F5's own probability.
+    def fit_and(Z, H, Y, w):
+        t = lambda x: torch.tensor(x, dtype=torch.float64)
+        beta = torch.tensor([1.0, 0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        opt = torch.optim.LBFGS([beta], max_iter=300)
+
+        def closure():
+            opt.zero_grad()
+            log_p = torch.nn.functional.logsigmoid(beta[0] * t(Z) + beta[1]) + torch.nn.functional.logsigmoid(
+                beta[2] * t(H) + beta[3])
+            log_q = torch.log(-torch.expm1(log_p.clamp(max=-1e-9)))
+            loss = -(t(w) * (t(Y) * log_p + (1 - t(Y)) * log_q)).sum() / w.sum()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        return beta.detach().numpy()
+
+    def and_log_p(beta, Z, H):
+        ls = lambda x: -np.logaddexp(0, -x)
+        return ls(beta[0] * Z + beta[1]) + ls(beta[2] * H + beta[3])
+
+    Z, H = np.array(rows["f5"], dtype=np.float64), np.array(rows["head"], dtype=np.float64)
+    pred = np.zeros(len(Y))
+    for k in range(5):
+        tr, te = folds != k, folds == k
+        pred[te] = and_log_p(fit_and(Z[tr], H[tr], Y[tr], weight[tr]), Z[te], H[te])
+    aucs = {g: round(auc(pred[G == g], Y[G == g]), 3) for g in groups}
+    half = np.log(0.5)
+    neg = (G == "nearmiss") & (Y == 0)
+    report["scorers"]["f5 AND head"] = {
+        "auc": aucs, "macro_auc_pair_sets": round(float(np.mean([aucs[s] for s in SOURCES])), 3),
+        "accuracy_at_half": {g: round(float(((pred[G == g] >= half) == (Y[G == g] == 1)).mean()), 3) for g in groups},
+        "nearmiss_negatives_served": round(float((pred[neg] >= half).mean()), 3),
+        "and_weights": np.round(fit_and(Z, H, Y, weight), 3).tolist()}
+    print(f"probe: f5 AND head: {aucs}", file=sys.stderr)
     json.dump(report, sys.stdout, indent=2, sort_keys=True)
     print()
 

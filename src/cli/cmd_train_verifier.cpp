@@ -256,6 +256,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
   VERITY_CHECK(a.pairs.empty() && a.dev_pairs.empty(), ConfigError,
                "--pairs/--dev-pairs train F5 (--verifier f5); F3/F4 learn from triples only");
   VERITY_CHECK(a.source_weights.empty(), ConfigError, "--pair-source-weight weighs F5's pair sources (--verifier f5)");
+  VERITY_CHECK(a.f5.pooled_head == 0, ConfigError, "--f5-pooled-head is F5's (--verifier f5)");
   VERITY_CHECK(a.distill_from.empty() && !a.distill_weight, ConfigError,
                "--distill-from and --distill-weight distill F5 verifiers (--verifier f5)");
   VERITY_CHECK(!a.threshold_rule, ConfigError,
@@ -552,6 +553,10 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--f5-embedding", f5.token_embedding, "F5 learned vector per token bucket (0: none)")
       ->capture_default_str();
   cmd->add_option("--f5-mlp", f5.mlp, "F5 final layer width")->capture_default_str();
+  cmd->add_option("--f5-pooled-head", f5.pooled_head,
+                  "F5 pooled head: this many learned readings of the two pooled vectors, dimension by dimension, "
+                  "beside the pair scalars (0: none; needs the pooled input)")
+      ->capture_default_str();
   cmd->add_option("--f5-conv", f5.conv, "F5 1-D convolution along each text (true/false)")->capture_default_str();
   cmd->add_option("--f5-inputs", f5.inputs, "F5 input groups: map,identity,pooled,lexicon")->delimiter(',')
       ->capture_default_str();

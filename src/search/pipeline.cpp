@@ -165,7 +165,10 @@ struct Pipeline::Impl {
       for (size_t c = 0; c < cands.size(); ++c) {
         context[c].query_ids = query_ids;
         context[c].candidate_ids = tokens->ids(cands[c].doc);
-        if (tokens->has_pooled()) context[c].pooled_cosine = verify::cosine(q.pooled_row(0), tokens->pooled(cands[c].doc));
+        if (tokens->has_pooled()) {
+          context[c].query_pooled = q.pooled_row(0), context[c].candidate_pooled = tokens->pooled(cands[c].doc);
+          context[c].pooled_cosine = verify::cosine(context[c].query_pooled, context[c].candidate_pooled);
+        }
       }
     }
     return score_maps(maps, context);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <optional>
@@ -42,6 +43,9 @@ struct SampleSet {
   std::vector<std::string> texts;
   std::vector<std::vector<uint32_t>> ids;  // per text
   std::vector<Sample> samples;
+  size_t dim = 0;             // of the pooled vectors
+  std::vector<float> pooled;  // [texts × dim], per text as the encoder gave it
+  std::span<const float> pooled_of(uint32_t text) const { return {pooled.data() + size_t(text) * dim, dim}; }
 };
 
 constexpr std::string_view kCacheMagic = "VPSC";
@@ -57,9 +61,14 @@ uint64_t pairs_fingerprint(const std::vector<std::pair<std::string, std::string>
   return h;
 }
 
+// Version 2 adds the pooled vectors (POOL: u64 dim, then texts × dim f32).
 bool load_sample_cache(const std::string& path, uint64_t fingerprint, size_t expected, SampleSet& out) {
   if (path.empty() || !file_exists(path)) return false;
-  SectionFile f(path, kCacheMagic, 1);
+  SectionFile f(path, kCacheMagic, 2);
+  if (!f.has("POOL")) {
+    log("sample cache ", path, " predates pooled vectors (version ", f.version(), "); rebuilding it");
+    return false;
+  }
   auto conf = f.reader("CONF");
   if (conf.read<uint64_t>() != fingerprint) {
     log("sample cache ", path, " was made from other pairs or another encoder; rebuilding it");
@@ -77,6 +86,15 @@ bool load_sample_cache(const std::string& path, uint64_t fingerprint, size_t exp
     VERITY_CHECK(off + ntok[t] <= ids.size(), FormatError, path, ": IDS. ends inside text ", t);
     out.ids.emplace_back(ids.begin() + off, ids.begin() + off + ntok[t]);
     off += ntok[t];
+  }
+  {
+    auto pool = f.reader("POOL");
+    out.dim = pool.read<uint64_t>();
+    const auto bytes = f.section("POOL");
+    VERITY_CHECK(out.dim > 0 && out.dim <= 8192 && bytes.size() == 8 + n_texts * out.dim * 4, FormatError, path,
+                 ": POOL holds ", bytes.size(), " bytes, not ", n_texts, " vectors of dimension ", out.dim);
+    out.pooled.resize(n_texts * out.dim);
+    std::memcpy(out.pooled.data(), bytes.data() + 8, out.pooled.size() * 4);
   }
   auto heads = f.array<uint32_t>("SAMP");
   auto cos = f.array<float>("COS.");
@@ -114,9 +132,13 @@ void save_sample_cache(const std::string& path, uint64_t fingerprint, const Samp
     heads.push_back(s.a), heads.push_back(s.b), cos.push_back(s.cosine);
     maps.insert(maps.end(), s.map.values().begin(), s.map.values().end());
   }
-  SectionWriter w(path, kCacheMagic, 1);
+  ByteWriter pool;
+  pool.write<uint64_t>(set.dim);
+  pool.write_bytes(set.pooled.data(), set.pooled.size() * sizeof(float));
+  SectionWriter w(path, kCacheMagic, 2);
   w.add("CONF", conf);
   w.add("TEXT", texts);
+  w.add("POOL", pool);
   w.add_array("NTOK", std::span<const uint32_t>(ntok));
   w.add_array("IDS.", std::span<const uint32_t>(ids));
   w.add_array("SAMP", std::span<const uint32_t>(heads));
@@ -132,6 +154,7 @@ SampleSet build_samples(const std::vector<std::pair<std::string, std::string>>& 
   SampleSet set;
   if (load_sample_cache(cache, fingerprint, pairs.size(), set)) return set;
   set = SampleSet();
+  set.dim = encoder.dim();
   std::unordered_map<std::string, uint32_t> index;
   encode::EncodeOptions eo;
   eo.batch_size = batch;
@@ -157,6 +180,8 @@ SampleSet build_samples(const std::vector<std::pair<std::string, std::string>>& 
       if (fresh) {
         set.texts.push_back(texts[t]);
         set.ids.push_back(verify::token_identities(enc.token_strings[t]));
+        const auto p = enc.pooled_row(t);
+        set.pooled.insert(set.pooled.end(), p.begin(), p.end());
       }
       global[t] = it->second;
       blocks[t] = enc.token_block(t);
@@ -490,7 +515,7 @@ double scheduled_lr(const AlignmentTrainOptions& o, size_t step) {
 }
 
 std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
-    const verify::AlignmentConfig& config, const encode::Encoder& encoder, const std::vector<PairSourceData>& sources,
+    const verify::AlignmentConfig& requested, const encode::Encoder& encoder, const std::vector<PairSourceData>& sources,
     const std::vector<data::Triple>& train_triples, const std::vector<data::Triple>& dev_triples,
     const AlignmentTrainOptions& o, const std::string& provenance, AlignmentTrainReport& report) {
   VERITY_CHECK(!sources.empty() || !train_triples.empty(), ConfigError, "f5 training: no training pairs or triples");
@@ -541,6 +566,13 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   const auto t_encode = Clock::now();
   SampleSet set = build_samples(pairs, encoder, o.encode_batch, o.sample_cache);
   report.encode_seconds = seconds_since(t_encode);
+  // A pooled head reads vectors of the encoder's dimension.
+  verify::AlignmentConfig config = requested;
+  if (config.pooled_head > 0) {
+    VERITY_CHECK(config.pooled_dim == 0 || config.pooled_dim == set.dim, ConfigError, "f5 training: pooled_dim ",
+                 config.pooled_dim, " for an encoder of dimension ", set.dim);
+    config.pooled_dim = set.dim;
+  }
 
   // IDF over the distinct training texts.
   std::vector<uint8_t> is_train_text(set.texts.size(), 0);
@@ -564,7 +596,10 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
       for (int64_t k = lo; k < hi; ++k) {
         const auto& s = set.samples[size_t(k)];
         verify::PairContext ctx{set.ids[s.a], set.ids[s.b], s.cosine};
-        if (!s.map.empty()) features[size_t(k)] = verify::alignment_features(s.map, ctx, token_table, lexicon);
+        if (s.map.empty()) continue;
+        auto& f = features[size_t(k)];
+        f = verify::alignment_features(s.map, ctx, token_table, lexicon);
+        if (config.pooled_head > 0) f.pooled = verify::pooled_comparison(set.pooled_of(s.a), set.pooled_of(s.b));
       }
       done += size_t(hi - lo);
     });
@@ -601,7 +636,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
       for (size_t k = lo; k < hi; ++k) {
         auto& s = set.samples[need[k]];
         maps.push_back(std::move(s.map));
-        ctx.push_back({set.ids[s.a], set.ids[s.b], s.cosine});
+        ctx.push_back({set.ids[s.a], set.ids[s.b], s.cosine, set.pooled_of(s.a), set.pooled_of(s.b)});
       }
       for (const auto* t : o.teachers) {
         const auto p = t->score_pairs(maps, ctx);
@@ -721,7 +756,10 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
         auto batch = batch_of(items);
         std::bernoulli_distribution drop(o.pooled_dropout);
         for (size_t r = 0; r < items.size(); ++r)
-          if (drop(rng)) batch.pair[int64_t(r)].slice(0, 0, 2).zero_();
+          if (drop(rng)) {
+            batch.pair[int64_t(r)].slice(0, 0, 2).zero_();
+            if (batch.pooled.defined()) batch.pooled[int64_t(r)].zero_();
+          }
         auto z = net->forward(batch);
         // Without weights the plain mean, so such runs reproduce earlier files exactly.
         if (o.source_weights.empty()) {

@@ -512,4 +512,21 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
   return pair_features(SimilarityMap(n, m, std::move(cells)), reordered, tokens, lexicon);
 }
 
+std::vector<float> pooled_comparison(std::span<const float> a, std::span<const float> b) {
+  VERITY_CHECK(a.size() == b.size(), ConfigError, "pooled comparison: vectors of ", a.size(), " and ", b.size(),
+               " values");
+  if (a.empty()) return {};
+  double na = 0, nb = 0;
+  for (size_t i = 0; i < a.size(); ++i) na += double(a[i]) * a[i], nb += double(b[i]) * b[i];
+  if (!(na > 0 && nb > 0 && std::isfinite(na) && std::isfinite(nb))) return {};
+  const float ia = float(1.0 / std::sqrt(na)), ib = float(1.0 / std::sqrt(nb));
+  std::vector<float> out(2 * a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float u = a[i] * ia, v = b[i] * ib;
+    out[i] = u * v;
+    out[a.size() + i] = std::abs(u - v);
+  }
+  return out;
+}
+
 }  // namespace verity::verify

@@ -183,7 +183,16 @@ struct DirectionFeatures {
 struct AlignmentFeatures {
   DirectionFeatures forward, backward;  // a -> b (map rows), b -> a (map columns)
   std::vector<float> pair;              // [kPairFeatures]
+  // pooled_comparison of the two pooled vectors, for a verifier with a pooled
+  // head (alignment_features leaves it empty; empty = unknown).
+  std::vector<float> pooled;
 };
+
+// What F5's pooled head reads of two pooled vectors: u ⊙ v, then |u - v|, of
+// the unit vectors ([2 · dim], symmetric in a and b). The cosine is the sum
+// of the first half; the head weighs each dimension's agreement. Empty when
+// either vector is empty or zero; ConfigError when their sizes differ.
+std::vector<float> pooled_comparison(std::span<const float> a, std::span<const float> b);
 
 // A coordination of X that Y holds the other way round ("salt or sugar" /
 // "sugar or salt", "by value or by reference" / "by reference or by value"):

@@ -18,9 +18,10 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 6;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 7;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
-                                  // (LEXW); 6: negating clitics in LEXW; 4-6 are written only when used
+                                  // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
+                                  // 4-7 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -42,15 +43,25 @@ void validate(const AlignmentConfig& c) {
   for (const auto& name : c.inputs)
     VERITY_CHECK(std::find(std::begin(kGroupNames), std::end(kGroupNames), name) != std::end(kGroupNames),
                  ConfigError, "f5 config: input '", name, "' is unknown (valid: map, identity, pooled, lexicon)");
+  VERITY_CHECK(c.pooled_head <= 64, ConfigError, "f5 config: pooled_head=", c.pooled_head, " out of range (0-64)");
+  if (c.pooled_head > 0) {
+    VERITY_CHECK(uses_group(c, 2), ConfigError, "f5 config: a pooled head needs the 'pooled' input");
+    VERITY_CHECK(c.pooled_dim > 0 && c.pooled_dim <= 8192, ConfigError, "f5 config: pooled_dim=", c.pooled_dim,
+                 " out of range (1-8192) for a pooled head");
+  }
 }
 
 nlohmann::json config_json(const AlignmentConfig& c) {
-  return {{"hidden", c.hidden}, {"token_embedding", c.token_embedding}, {"buckets", c.buckets},
-          {"mlp", c.mlp},       {"conv", c.conv},                       {"inputs", c.inputs}};
+  nlohmann::json j = {{"hidden", c.hidden}, {"token_embedding", c.token_embedding}, {"buckets", c.buckets},
+                      {"mlp", c.mlp},       {"conv", c.conv},                       {"inputs", c.inputs}};
+  // Only when present, so files without a head stay what older builds read.
+  if (c.pooled_head > 0) j["pooled_head"] = c.pooled_head, j["pooled_dim"] = c.pooled_dim;
+  return j;
 }
 
 AlignmentConfig config_from_json(const nlohmann::json& j, const std::string& path) {
-  static const std::vector<std::string> keys = {"buckets", "conv", "hidden", "inputs", "mlp", "token_embedding"};
+  static const std::vector<std::string> keys = {"buckets", "conv",        "hidden",    "inputs",
+                                                "mlp",     "pooled_dim",  "pooled_head", "token_embedding"};
   for (const auto& item : j.items())
     VERITY_CHECK(std::find(keys.begin(), keys.end(), item.key()) != keys.end(), FormatError, path,
                  ": CONF config key '", item.key(), "' is unknown for f5");
@@ -61,6 +72,8 @@ AlignmentConfig config_from_json(const nlohmann::json& j, const std::string& pat
   c.mlp = j.at("mlp").get<size_t>();
   c.conv = j.at("conv").get<bool>();
   c.inputs = j.at("inputs").get<std::vector<std::string>>();
+  c.pooled_head = j.value("pooled_head", size_t(0));
+  c.pooled_dim = j.value("pooled_dim", size_t(0));
   return c;
 }
 
@@ -140,6 +153,18 @@ AlignmentBatch make_alignment_batch(std::span<const AlignmentFeatures* const> it
   batch.pair = torch::zeros({int64_t(items.size()), int64_t(kPairFeatures)});
   float* p = batch.pair.data_ptr<float>();
   for (size_t k = 0; k < items.size(); ++k) std::copy(items[k]->pair.begin(), items[k]->pair.end(), p + k * kPairFeatures);
+  if (config.pooled_head > 0) {
+    const size_t width = 2 * config.pooled_dim;
+    batch.pooled = torch::zeros({int64_t(items.size()), int64_t(width)});
+    float* q = batch.pooled.data_ptr<float>();
+    for (size_t k = 0; k < items.size(); ++k) {
+      const auto& v = items[k]->pooled;
+      if (v.empty()) continue;
+      VERITY_CHECK(v.size() == width, ConfigError, "f5: a pooled comparison of ", v.size(), " values, the head reads ",
+                   width, " (pooled vectors of ", v.size() / 2, " dimensions, trained on ", config.pooled_dim, ")");
+      std::copy(v.begin(), v.end(), q + k * width);
+    }
+  }
   return batch;
 }
 
@@ -157,14 +182,16 @@ AlignNetImpl::AlignNetImpl(const AlignmentConfig& c) : config(c) {
     torch::NoGradGuard no_grad;
     embedding->weight.normal_(0, 0.01);
   }
-  const int64_t h = int64_t(c.hidden);
+  const int64_t h = int64_t(c.hidden), readings = int64_t(c.pooled_head);
   token_in = register_module("token_in", nn::Linear(int64_t(kTokenFeatures) + emb, h));
   if (c.conv) conv = register_module("conv", nn::Conv1d(nn::Conv1dOptions(h, h, 3).padding(1)));
-  hidden = register_module("hidden", nn::Linear(6 * h + int64_t(kPairFeatures), int64_t(c.mlp)));
+  hidden = register_module("hidden", nn::Linear(6 * h + int64_t(kPairFeatures) + readings, int64_t(c.mlp)));
   out = register_module("out", nn::Linear(int64_t(c.mlp), 1));
   // A linear path from the pair scalars, so a pooled-cosine-like rule is
   // easy to express and the deep part only has to learn what it misses.
-  pair_linear = register_module("pair_linear", nn::Linear(int64_t(kPairFeatures), 1));
+  pair_linear = register_module("pair_linear", nn::Linear(int64_t(kPairFeatures) + readings, 1));
+  // Last, so that a network without a head draws the same initial weights as before.
+  if (readings > 0) pooled_in = register_module("pooled_in", nn::Linear(2 * int64_t(c.pooled_dim), readings));
 }
 
 torch::Tensor AlignNetImpl::read_direction(const DirectionBatch& d) {
@@ -181,9 +208,15 @@ torch::Tensor AlignNetImpl::read_direction(const DirectionBatch& d) {
   return torch::cat({mean, top, weighted}, 1);
 }
 
+torch::Tensor AlignNetImpl::pair_inputs(const AlignmentBatch& batch) {
+  auto pair = batch.pair * pair_mask;
+  if (pooled_in) pair = torch::cat({pair, pooled_in(batch.pooled)}, 1);
+  return pair;
+}
+
 torch::Tensor AlignNetImpl::forward(const AlignmentBatch& batch) {
   auto a = read_direction(batch.forward), b = read_direction(batch.backward);
-  auto pair = batch.pair * pair_mask;
+  auto pair = pair_inputs(batch);
   auto z = torch::cat({a + b, torch::max(a, b), pair}, 1);
   return (out(torch::relu(hidden(z))) + pair_linear(pair)).squeeze(1);
 }
@@ -229,6 +262,8 @@ FastAlignNet::FastAlignNet(AlignNetImpl& net) : source(weights_identity(net)) {
   embedding_dim = net.embedding ? size_t(net.embedding->weight.size(1)) : 0;
   buckets = net.config.buckets;
   mlp = size_t(net.hidden->weight.size(0));
+  pooled_head = net.config.pooled_head;
+  pooled_dim = net.config.pooled_dim;
   conv = bool(net.conv);
   idf_weighted = uses_group(net.config, 1);
   const auto token_mask = values_of(net.token_mask), pair_mask = values_of(net.pair_mask);
@@ -247,7 +282,7 @@ FastAlignNet::FastAlignNet(AlignNetImpl& net) : source(weights_identity(net)) {
         for (size_t tap = 0; tap < 3; ++tap) w_conv[(tap * hidden + c) * hidden + o] = src[(o * hidden + c) * 3 + tap];
     b_conv = values_of(net.conv->bias);
   }
-  w_hidden = transposed_linear(net.hidden->weight);  // [(6H + P) × MLP]
+  w_hidden = transposed_linear(net.hidden->weight);  // [(6H + P + R) × MLP], R = pooled_head
   for (size_t p = 0; p < kPairFeatures; ++p)
     for (size_t o = 0; o < mlp; ++o) w_hidden[(6 * hidden + p) * mlp + o] *= pair_mask[p];
   b_hidden = values_of(net.hidden->bias);
@@ -256,6 +291,10 @@ FastAlignNet::FastAlignNet(AlignNetImpl& net) : source(weights_identity(net)) {
   w_pair = values_of(net.pair_linear->weight);
   for (size_t p = 0; p < kPairFeatures; ++p) w_pair[p] *= pair_mask[p];
   b_pair = net.pair_linear->bias.item<float>();
+  if (net.pooled_in) {
+    w_pooled = transposed_linear(net.pooled_in->weight);  // [2D × R]
+    b_pooled = values_of(net.pooled_in->bias);
+  }
 }
 
 void FastAlignNet::read_direction(const DirectionFeatures& d, float* out) const {
@@ -303,7 +342,7 @@ void FastAlignNet::read_direction(const DirectionFeatures& d, float* out) const 
 }
 
 float FastAlignNet::logit(const AlignmentFeatures& f) const {
-  const size_t h3 = 3 * hidden, width = 6 * hidden + kPairFeatures;
+  const size_t h3 = 3 * hidden, pair_width = kPairFeatures + pooled_head, width = 6 * hidden + pair_width;
   auto& s = scratch();
   s.z.resize(width + h3);
   float* a = s.z.data();          // forward, then a + b
@@ -315,13 +354,24 @@ float FastAlignNet::logit(const AlignmentFeatures& f) const {
     a[c] = x + y;
     a[h3 + c] = std::max(x, y);
   }
-  std::copy(f.pair.begin(), f.pair.end(), a + 2 * h3);
+  float* pair = a + 2 * h3;
+  std::copy(f.pair.begin(), f.pair.end(), pair);
+  if (pooled_head > 0) {  // the head's readings follow the scalars; an unknown comparison reads as zeros
+    float* readings = pair + kPairFeatures;
+    if (f.pooled.empty()) std::copy(b_pooled.begin(), b_pooled.end(), readings);
+    else {
+      VERITY_CHECK(f.pooled.size() == 2 * pooled_dim, ConfigError, "f5: pooled vectors of ", f.pooled.size() / 2,
+                   " dimensions, the verifier's pooled head was trained on ", pooled_dim);
+      kernels::affine_rows(f.pooled.data(), 1, 2 * pooled_dim, 2 * pooled_dim, w_pooled.data(), b_pooled.data(),
+                           pooled_head, false, readings, kernels::best_isa());
+    }
+  }
   s.hidden.resize(mlp);
   kernels::affine_rows(a, 1, width, width, w_hidden.data(), b_hidden.data(), mlp, true, s.hidden.data(),
                        kernels::best_isa());
   double z = double(b_out) + double(b_pair);
   for (size_t o = 0; o < mlp; ++o) z += double(s.hidden[o]) * w_out[o];
-  for (size_t p = 0; p < kPairFeatures; ++p) z += double(f.pair[p]) * w_pair[p];
+  for (size_t p = 0; p < pair_width; ++p) z += double(pair[p]) * w_pair[p];
   return float(z);
 }
 
@@ -399,11 +449,19 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
     if (!maps[i].empty()) todo.push_back(i);
   const auto net = impl_->inference_net();
   const PairContext none;
+  if (net->pooled_head > 0)
+    for (const auto& c : context)
+      VERITY_CHECK((c.query_pooled.empty() || c.query_pooled.size() == net->pooled_dim) &&
+                       (c.candidate_pooled.empty() || c.candidate_pooled.size() == net->pooled_dim),
+                   ConfigError, "verifier ", spec(), ": pooled vectors of ", c.query_pooled.size(), " and ",
+                   c.candidate_pooled.size(), " dimensions, its pooled head was trained on ", net->pooled_dim);
   // Pairs are independent: features and network split over torch's intra-op threads.
   at::parallel_for(0, int64_t(todo.size()), 4, [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k) {
       const size_t i = todo[size_t(k)];
-      const auto features = alignment_features(maps[i], context.empty() ? none : context[i], impl_->tokens, impl_->lexicon);
+      const auto& ctx = context.empty() ? none : context[i];
+      auto features = alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon);
+      if (net->pooled_head > 0) features.pooled = pooled_comparison(ctx.query_pooled, ctx.candidate_pooled);
       out[i] = net->logit(features);
     }
   });
@@ -490,6 +548,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   }
   if (!impl_->lexicon.words().empty()) version = 5;
   if (!impl_->lexicon.words().negating_clitics.empty()) version = 6;
+  if (impl_->config.pooled_head > 0) version = 7;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());

@@ -9,8 +9,9 @@
 //
 // Weights file: a SectionFile with magic "VALN", version 3, 4 when its
 // calibration has a linear pooled term or a gate, 5 when its lexicon has
-// number words or negators, 6 when it has negating clitics (version 2, read
-// too, has no pooled terms in its calibration):
+// number words or negators, 6 when it has negating clitics, 7 when it has a
+// pooled head (config "pooled_head", "pooled_dim"; version 2, read too, has
+// no pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
@@ -45,6 +46,12 @@ struct AlignmentConfig {
   // cosine), "lexicon" (antonym pairs, negators, unmatched numbers). Features of a
   // group left out are zeroed.
   std::vector<std::string> inputs = {"map", "identity", "pooled", "lexicon"};
+  // The pooled head (part of the "pooled" input): this many learned linear
+  // readings of pooled_comparison(pooled vectors), beside the pair scalars
+  // (0 = none). The cosine weighs every dimension alike; a reading weighs
+  // each one. pooled_dim is the encoder's dimension, fixed at training.
+  size_t pooled_head = 0;
+  size_t pooled_dim = 0;
 };
 
 // The network's own calibration, kept beside a pooled term that may raise P.

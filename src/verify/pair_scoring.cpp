@@ -57,7 +57,10 @@ std::vector<float> score_maps(const Verifier& verifier, std::vector<SimilarityMa
       const auto& q = query_of(c);
       ctx.query_ids = q.ids;
       ctx.candidate_ids = candidates[c].ids;
-      if (!q.pooled.empty() && !candidates[c].pooled.empty()) ctx.pooled_cosine = cosine(q.pooled, candidates[c].pooled);
+      if (!q.pooled.empty() && !candidates[c].pooled.empty()) {
+        ctx.pooled_cosine = cosine(q.pooled, candidates[c].pooled);
+        ctx.query_pooled = q.pooled, ctx.candidate_pooled = candidates[c].pooled;
+      }
     }
     context.push_back(ctx);
   }

@@ -31,6 +31,9 @@ struct PairContext {
   std::span<const uint32_t> query_ids;      // one per map row; empty = unknown
   std::span<const uint32_t> candidate_ids;  // one per map column; empty = unknown
   float pooled_cosine = std::numeric_limits<float>::quiet_NaN();  // NaN = unknown
+  // The two pooled vectors (any norm, equal sizes), for verifiers that compare
+  // them dimension by dimension; empty = unknown.
+  std::span<const float> query_pooled = {}, candidate_pooled = {};
 };
 
 // The identity of one token piece as PairContext carries it: FNV-1a 32 of the

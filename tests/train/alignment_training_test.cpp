@@ -12,6 +12,7 @@
 #include "../cli/run_verity.hpp"
 #include "core/error.hpp"
 #include "eval/pair_metrics.hpp"
+#include "encode/registry.hpp"
 #include "train/alignment_training.hpp"
 #include "verify/alignment_verifier.hpp"
 
@@ -48,6 +49,47 @@ CalibrationGroup synthetic_group(const std::string& name, bool cosine_informs, b
 // The value of a per-step curve at threshold t.
 double at_step(const std::vector<double>& curve, double t) {
   return curve[size_t(std::lround(t * 100)) - kFirstThresholdStep];
+}
+
+// Eight train and eight dev pairs, one role-swap triple and the tiny BERT
+// encoder fixture, in a fresh directory: enough for train-verifier to run.
+struct TinyF5Data {
+  fs::path dir;
+  std::string train, dev, triples, encoder;
+};
+TinyF5Data write_tiny_f5_data(const std::string& prefix) {
+  TinyF5Data d;
+  d.dir = fs::temp_directory_path() / (prefix + std::to_string(::getpid()));
+  fs::remove_all(d.dir);
+  fs::create_directories(d.dir);
+  d.train = (d.dir / "train.jsonl").string(), d.dev = (d.dir / "dev.jsonl").string();
+  d.triples = (d.dir / "triples.jsonl").string();
+  std::ofstream t(d.train), dv(d.dev);
+  const char* same[][2] = {{"the cat sat on the mat", "a cat sat on the mat"},
+                           {"how do i learn python", "how can i learn python"},
+                           {"the sky is blue today", "today the sky is blue"},
+                           {"open the door please", "please open the door"}};
+  const char* other[][2] = {{"the cat sat on the mat", "the dog ate my homework"},
+                            {"how do i learn python", "where is the train station"},
+                            {"the sky is blue today", "prices rose sharply in may"},
+                            {"open the door please", "the man bit the dog"}};
+  for (int k = 0; k < 4; ++k) {
+    t << nlohmann::json{{"a", same[k][0]}, {"b", same[k][1]}, {"label", 1}}.dump() << "\n"
+      << nlohmann::json{{"a", other[k][0]}, {"b", other[k][1]}, {"label", 0}}.dump() << "\n";
+    dv << nlohmann::json{{"a", same[3 - k][1]}, {"b", same[3 - k][0]}, {"label", 1}}.dump() << "\n"
+       << nlohmann::json{{"a", other[3 - k][1]}, {"b", other[k][0]}, {"label", 0}}.dump() << "\n";
+  }
+  std::ofstream(d.triples) << R"({"query":"the dog bit the man","positive":"the dog bit the man","negative":"the man bit the dog","type":"role_swap"})"
+                              "\n";
+  d.encoder = std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/bert/tiny";
+  return d;
+}
+
+// A one-epoch F5 run of a tiny network on that data, without --seed or --out.
+std::string tiny_f5_command(const TinyF5Data& d) {
+  return "train-verifier --verifier f5 --pairs " + d.train + " --dev-pairs " + d.dev + " --train " + d.triples +
+         " --dev " + d.triples + " --encoder bert:" + d.encoder +
+         " --f5-hidden 4 --f5-mlp 4 --f5-embedding 0 --epochs 1 --steps-per-epoch 3 --json --quiet";
 }
 
 }  // namespace
@@ -292,35 +334,10 @@ TEST(F5Training, CosineScheduleDecaysTheLearningRateToZero) {
 // calibration keys, the file holds the same calibration, and without
 // --pooled-term true the pooled weight stays zero.
 TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
-  const auto dir = fs::temp_directory_path() / ("verity_f5_cli_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const auto train = (dir / "train.jsonl").string(), dev = (dir / "dev.jsonl").string(),
-             triples = (dir / "triples.jsonl").string();
-  {
-    std::ofstream t(train), d(dev);
-    const char* same[][2] = {{"the cat sat on the mat", "a cat sat on the mat"},
-                             {"how do i learn python", "how can i learn python"},
-                             {"the sky is blue today", "today the sky is blue"},
-                             {"open the door please", "please open the door"}};
-    const char* other[][2] = {{"the cat sat on the mat", "the dog ate my homework"},
-                              {"how do i learn python", "where is the train station"},
-                              {"the sky is blue today", "prices rose sharply in may"},
-                              {"open the door please", "the man bit the dog"}};
-    for (int k = 0; k < 4; ++k) {
-      t << nlohmann::json{{"a", same[k][0]}, {"b", same[k][1]}, {"label", 1}}.dump() << "\n"
-        << nlohmann::json{{"a", other[k][0]}, {"b", other[k][1]}, {"label", 0}}.dump() << "\n";
-      d << nlohmann::json{{"a", same[3 - k][1]}, {"b", same[3 - k][0]}, {"label", 1}}.dump() << "\n"
-        << nlohmann::json{{"a", other[3 - k][1]}, {"b", other[k][0]}, {"label", 0}}.dump() << "\n";
-    }
-    std::ofstream(triples) << R"({"query":"the dog bit the man","positive":"the dog bit the man","negative":"the man bit the dog","type":"role_swap"})"
-                              "\n";
-  }
-  const std::string encoder = std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/bert/tiny";
+  const auto data = write_tiny_f5_data("verity_f5_cli_");
+  const auto& [dir, train, dev, triples, encoder] = data;
   const auto out = (dir / "f5.valn").string();
-  const std::string unseeded = "train-verifier --verifier f5 --pairs " + train + " --dev-pairs " + dev + " --train " +
-                               triples + " --dev " + triples + " --encoder bert:" + encoder +
-                               " --f5-hidden 4 --f5-mlp 4 --f5-embedding 0 --epochs 1 --steps-per-epoch 3 --json --quiet";
+  const std::string unseeded = tiny_f5_command(data);
   const std::string common = unseeded + " --seed 2";
   auto r = verity_test::run(common + " --pooled-term true --out " + out);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -585,4 +602,34 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("maybe"), std::string::npos) << r.err;
   fs::remove_all(dir);
+}
+
+// A pooled head: trained from the pooled vectors the sample cache keeps (a
+// second run from the cache scores the same), its dimension the encoder's,
+// recorded in the file; more parameters than without; F3 refuses the flag.
+TEST(TrainVerifierF5Cli, PooledHeadTrainsFromTheSampleCache) {
+  const auto data = write_tiny_f5_data("verity_f5_head_");
+  const auto cache = (data.dir / "samples.vpsc").string(), out = (data.dir / "head.valn").string();
+  const std::string command = tiny_f5_command(data) + " --seed 3 --token-cache " + cache;
+  auto plain = verity_test::run(command + " --out " + (data.dir / "plain.valn").string());
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_TRUE(fs::exists(cache));
+  auto first = verity_test::run(command + " --f5-pooled-head 2 --out " + out);
+  ASSERT_EQ(first.status, 0) << first.err;
+  auto second = verity_test::run(command + " --f5-pooled-head 2 --out " + out);
+  ASSERT_EQ(second.status, 0) << second.err;
+  const auto a = nlohmann::json::parse(first.out), b = nlohmann::json::parse(second.out);
+  EXPECT_EQ(a.at("best_dev_macro_auc"), b.at("best_dev_macro_auc"));
+  EXPECT_EQ(a.at("calibration"), b.at("calibration"));
+  auto v = verify::AlignmentVerifier::load(out);
+  auto encoder = encode::make_encoder("bert:" + data.encoder);
+  EXPECT_EQ(v->config().pooled_head, 2u);
+  EXPECT_EQ(v->config().pooled_dim, encoder->dim());
+  EXPECT_EQ(a.at("parameters").get<size_t>(),
+            // the head (2 readings of 2 · dim values, biases), their rows in the final layer (mlp 4) and the linear path
+            nlohmann::json::parse(plain.out).at("parameters").get<size_t>() + (2 * (2 * encoder->dim()) + 2) + 2 * 4 + 2);
+  auto f3 = verity_test::run("train-verifier --verifier f3 --train " + data.triples + " --f5-pooled-head 2 --out " +
+                             (data.dir / "f3.vvrf").string() + " --quiet");
+  EXPECT_EQ(f3.status, 2);
+  EXPECT_NE(f3.err.find("--f5-pooled-head"), std::string::npos) << f3.err;
 }

@@ -596,11 +596,14 @@ TEST(AlignmentVerifier, InferenceMatchesTheTorchModule) {
     size_t hidden, mlp, embedding;
     bool conv;
     std::vector<std::string> inputs;
+    size_t pooled_head = 0;
   };
   const std::vector<Variant> variants = {{32, 64, 0, true, {"map", "identity", "pooled", "lexicon"}},
                                          {16, 24, 4, true, {"map", "identity", "pooled", "lexicon"}},
                                          {12, 10, 0, false, {"map", "pooled"}},
-                                         {8, 8, 3, true, {"map", "lexicon"}}};
+                                         {8, 8, 3, true, {"map", "lexicon"}},
+                                         {32, 64, 0, true, {"map", "identity", "pooled", "lexicon"}, 4},
+                                         {8, 8, 0, false, {"map", "pooled"}, 1}};
   const size_t dim = 16;
   const Lexicon lexicon(Words{{"closed", "open"}});
   for (const auto& variant : variants) {
@@ -608,7 +611,10 @@ TEST(AlignmentVerifier, InferenceMatchesTheTorchModule) {
     AlignmentConfig c;
     c.hidden = variant.hidden, c.mlp = variant.mlp, c.token_embedding = variant.embedding, c.conv = variant.conv;
     c.buckets = 97, c.inputs = variant.inputs;
+    c.pooled_head = variant.pooled_head, c.pooled_dim = variant.pooled_head ? dim : 0;
     auto v = AlignmentVerifier::untrained(c, small_idf(), 7, lexicon);
+    std::vector<std::vector<float>> pooled;  // two per map
+    pooled.reserve(2 * 6);
     // Maps of several shapes, some with token identities and a pooled cosine.
     std::vector<SimilarityMap> maps;
     std::vector<std::vector<uint32_t>> ids;
@@ -625,14 +631,19 @@ TEST(AlignmentVerifier, InferenceMatchesTheTorchModule) {
       for (size_t j = 0; j < shapes[k].second; ++j) tb.push_back(int(rng() % 6));
       ids.push_back(ids_of(ta));
       ids.push_back(ids_of(tb));
+      pooled.push_back(random_text(1, dim));
+      pooled.push_back(random_text(1, dim));
       PairContext ctx;
-      if (k % 2 == 0) ctx = {ids[2 * k], ids[2 * k + 1], 0.3f + 0.1f * float(k)};
+      if (k % 2 == 0) ctx = {ids[2 * k], ids[2 * k + 1], 0.3f + 0.1f * float(k), pooled[2 * k], pooled[2 * k + 1]};
+      if (k == 3) ctx.query_pooled = pooled[2 * k], ctx.candidate_pooled = pooled[2 * k + 1];  // vectors, no ids
       contexts.push_back(ctx);
     }
     const auto fast = v->logits(maps, contexts);
     std::vector<AlignmentFeatures> features;
-    for (size_t k = 0; k < maps.size(); ++k)
+    for (size_t k = 0; k < maps.size(); ++k) {
       features.push_back(alignment_features(maps[k], contexts[k], v->idf(), v->lexicon()));
+      if (c.pooled_head) features.back().pooled = pooled_comparison(contexts[k].query_pooled, contexts[k].candidate_pooled);
+    }
     std::vector<const AlignmentFeatures*> ptrs;
     for (const auto& f : features) ptrs.push_back(&f);
     auto& net = v->impl().net;
@@ -730,4 +741,72 @@ TEST(TokenTable, AgreesWithTheTablesItMerges) {
   // An empty table answers like empty tables.
   const TokenTable none;
   EXPECT_EQ(none.info(token_identity("\u2581open")).word, Lexicon::kNoWord);
+}
+
+TEST(PooledComparison, ProductsThenDistancesOfTheUnitVectors) {
+  const std::vector<float> a = {3, 0, 4}, b = {0, 2, 0}, c = {6, 0, 8};
+  const auto ab = pooled_comparison(a, b), ba = pooled_comparison(b, a);
+  ASSERT_EQ(ab.size(), 6u);
+  EXPECT_EQ(ab, ba);  // symmetric
+  const auto ac = pooled_comparison(a, c);  // the same direction: products sum to the cosine, distances are 0
+  EXPECT_NEAR(ac[0] + ac[1] + ac[2], 1.0f, 1e-6);
+  EXPECT_NEAR(ac[3] + ac[4] + ac[5], 0.0f, 1e-6);
+  EXPECT_NEAR(ab[0] + ab[1] + ab[2], cosine(a, b), 1e-6);
+  EXPECT_NEAR(ab[3], 0.6f, 1e-6);  // |0.6 - 0|
+  EXPECT_NEAR(ab[4], 1.0f, 1e-6);
+  EXPECT_TRUE(pooled_comparison({}, {}).empty());
+  EXPECT_TRUE(pooled_comparison(a, std::vector<float>(3, 0.0f)).empty());  // a zero vector has no direction
+  EXPECT_THROW(pooled_comparison(a, std::vector<float>(2, 1.0f)), ConfigError);
+}
+
+// A pooled head reads the two pooled vectors dimension by dimension: its file
+// is version 7 with the head in its config, scores survive a save and load,
+// the pooled vectors change the score, unknown vectors still score, and
+// vectors of another dimension are refused, naming both.
+TEST(AlignmentVerifier, PooledHeadSurvivesASaveAndLoadAndChecksTheDimension) {
+  AlignmentConfig c;
+  c.hidden = 8, c.mlp = 8, c.token_embedding = 0, c.pooled_head = 3, c.pooled_dim = 8;
+  auto v = AlignmentVerifier::untrained(c, small_idf(), 9);
+  {
+    auto& net = v->impl().net;
+    torch::NoGradGuard no_grad;
+    net->pooled_in->weight.normal_(0, 1.0);  // so the vectors visibly matter
+  }
+  v->mark_trained("test fixture");
+  const size_t dim = 8;
+  auto qa = one_hot({1, 2, 3}, dim), qb = one_hot({3, 2, 1}, dim);
+  auto ia = ids_of({1, 2, 3}), ib = ids_of({3, 2, 1});
+  std::vector<float> pa = {1, 0, 0, 0, 1, 0, 0, 0}, pb = {0, 1, 0, 0, 1, 0, 0, 0}, pc = {1, 0, 0, 0, 0.9f, 0, 0, 0.1f};
+  TextTokens a{qa, ia, pa}, b{qb, ib, pb}, b2{qb, ib, pc}, unknown{qb, ib, {}};
+  const TextTokens cands[] = {b, b2, unknown};
+  const auto before = score_texts(*v, a, cands, dim);
+  EXPECT_NE(before[0], before[1]);
+  for (float p : before) EXPECT_TRUE(std::isfinite(p));
+  const auto path = temp_path("head.valn");
+  v->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 7).version(), 7u);
+  auto w = AlignmentVerifier::load(path);
+  EXPECT_EQ(w->config().pooled_head, 3u);
+  EXPECT_EQ(w->config().pooled_dim, 8u);
+  EXPECT_EQ(w->parameter_count(), v->parameter_count());
+  const auto after = score_texts(*w, a, cands, dim);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_FLOAT_EQ(before[i], after[i]);
+  // Vectors of another dimension: the error names both.
+  const std::vector<float> short_a(4, 1.0f), short_b(4, 0.5f);
+  const auto map = SimilarityMap::compute(qa, qb, dim);
+  PairContext ctx{ia, ib, 0.5f, short_a, short_b};
+  try {
+    w->score_pairs(std::span<const SimilarityMap>(&map, 1), std::span<const PairContext>(&ctx, 1));
+    FAIL() << "pooled vectors of another dimension were scored";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("trained on 8"), std::string::npos) << e.what();
+  }
+  // A head needs the pooled input and a dimension.
+  AlignmentConfig bad = c;
+  bad.inputs = {"map", "identity"};
+  EXPECT_THROW(AlignmentVerifier::untrained(bad, small_idf(), 1), ConfigError);
+  bad = c;
+  bad.pooled_dim = 0;
+  EXPECT_THROW(AlignmentVerifier::untrained(bad, small_idf(), 1), ConfigError);
 }

@@ -20,7 +20,8 @@ struct DirectionBatch {
 };
 struct AlignmentBatch {
   DirectionBatch forward, backward;
-  torch::Tensor pair;  // [B, kPairFeatures]
+  torch::Tensor pair;    // [B, kPairFeatures]
+  torch::Tensor pooled;  // [B, 2 · pooled_dim] (zeros where unknown); undefined without a pooled head
 };
 AlignmentBatch make_alignment_batch(std::span<const AlignmentFeatures* const> items, const AlignmentConfig& config);
 
@@ -28,10 +29,12 @@ struct AlignNetImpl : torch::nn::Module {
   explicit AlignNetImpl(const AlignmentConfig& config);
   torch::Tensor forward(const AlignmentBatch& batch);  // logits [B]
   torch::Tensor read_direction(const DirectionBatch& d);  // [B, 3H]
+  torch::Tensor pair_inputs(const AlignmentBatch& batch);  // [B, P + pooled_head]: the masked scalars, the head's readings
   AlignmentConfig config;
   torch::Tensor token_mask, pair_mask;  // buffers: 1 for the features of the selected input groups
   torch::nn::Embedding embedding{nullptr};
   torch::nn::Linear token_in{nullptr}, hidden{nullptr}, out{nullptr}, pair_linear{nullptr};
+  torch::nn::Linear pooled_in{nullptr};  // the pooled head (config.pooled_head > 0)
   torch::nn::Conv1d conv{nullptr};
 };
 TORCH_MODULE(AlignNet);
@@ -42,9 +45,9 @@ TORCH_MODULE(AlignNet);
 struct FastAlignNet {
   explicit FastAlignNet(AlignNetImpl& net);
   float logit(const AlignmentFeatures& features) const;
-  size_t features = 0, embedding_dim = 0, hidden = 0, mlp = 0, buckets = 1;
+  size_t features = 0, embedding_dim = 0, hidden = 0, mlp = 0, buckets = 1, pooled_head = 0, pooled_dim = 0;
   bool conv = false, idf_weighted = false;
-  std::vector<float> w_in, b_in, w_conv, b_conv, embedding, w_hidden, b_hidden, w_out, w_pair;
+  std::vector<float> w_in, b_in, w_conv, b_conv, embedding, w_hidden, b_hidden, w_out, w_pair, w_pooled, b_pooled;
   float b_out = 0, b_pair = 0;
   uint64_t source = 0;
 
