@@ -7,6 +7,8 @@
 # (scripts/nearmiss_build.sh) first when they are missing.
 # Usage: scripts/train_verifier.sh OUT.valn [ENCODER] [SEED] [train-verifier flags...]
 #   e.g. scripts/train_verifier.sh out/bert.valn bert:/path/to/checkpoint 1
+# Env: VERITY_F5_SOURCES="paws qqp sick mrpc apt stsb" (the default): the pair
+# sets trained on (scripts/f5_leave_one_out.sh leaves one out).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:?usage: scripts/train_verifier.sh OUT.valn [ENCODER] [SEED] [flags...]}"
@@ -23,13 +25,18 @@ PAIRS="data/pairs"
 NEARMISS="data/nearmiss"
 [ -s "$PAIRS/stsb/manifest.json" ] || bash scripts/pairs_splits.sh "$PAIRS" "$VERITY"
 [ -s "$NEARMISS/dev.jsonl" ] || bash scripts/nearmiss_build.sh "$NEARMISS" "$VERITY"
+ALL_SOURCES="paws qqp sick mrpc apt stsb"
+SOURCES="${VERITY_F5_SOURCES:-$ALL_SOURCES}"
 args=()
-for s in paws qqp sick mrpc apt stsb; do
+for s in $SOURCES; do
+  [ -s "$PAIRS/$s/train.jsonl" ] || { echo "train_verifier: no pair set '$s' in $PAIRS" >&2; exit 2; }
   args+=(--pairs "$PAIRS/$s/train.jsonl" --dev-pairs "$PAIRS/$s/dev.jsonl")
 done
-# The sample cache holds maps and token identities per encoder, so seeds and
-# variants encode each text once.
-cache="data/f5-samples-$(printf '%s' "$ENCODER" | tr -c 'A-Za-z0-9._-' '_').vpsc"
+# The sample cache holds maps and token identities per encoder (and per set
+# of sources), so seeds and variants encode each text once.
+cache="data/f5-samples-$(printf '%s' "$ENCODER" | tr -c 'A-Za-z0-9._-' '_')"
+[ "$SOURCES" = "$ALL_SOURCES" ] || cache="$cache-$(printf '%s' "$SOURCES" | tr -c 'A-Za-z0-9' '_')"
+cache="$cache.vpsc"
 mkdir -p "$(dirname "$OUT")"
 # The recipe; a flag given after SEED replaces the recipe's value of that flag
 # (e.g. "--epochs 8 --patience 3 --lr-schedule constant", the recipe before
