@@ -88,8 +88,12 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   EXPECT_GT(*d->default_threshold(), 0.0f);
   EXPECT_LT(*d->default_threshold(), 1.0f);
   EXPECT_EQ(d->encoder().rfind("use-lite:", 0), 0u) << d->encoder();
+  // How it was trained, and how it was recalibrated when it was.
   const auto provenance = nlohmann::json::parse(AlignmentVerifier::load(path)->provenance());
-  EXPECT_FALSE(provenance.at("argv").get<std::string>().empty());
+  const auto& trained = provenance.contains("trained") ? provenance.at("trained") : provenance;
+  EXPECT_FALSE(trained.at("argv").get<std::string>().empty());
+  if (provenance.contains("recalibrated"))
+    EXPECT_FALSE(provenance.at("recalibrated").at("argv").get<std::string>().empty());
   EXPECT_LE(fs::file_size(path), 5u * 1024 * 1024);
   // The earlier F3 ensemble stays loadable for comparisons.
   auto old = make_verifier("ensemble:" + std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble.vens");
