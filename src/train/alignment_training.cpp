@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <numbers>
 #include <optional>
@@ -61,7 +60,7 @@ uint64_t pairs_fingerprint(const std::vector<std::pair<std::string, std::string>
   return h;
 }
 
-// Version 2 adds the pooled vectors (POOL: u64 dim, then texts × dim f32).
+// Version 2 adds the pooled vectors (POOL: texts × dim f32; dim is its size over the texts').
 bool load_sample_cache(const std::string& path, uint64_t fingerprint, size_t expected, SampleSet& out) {
   if (path.empty() || !file_exists(path)) return false;
   SectionFile f(path, kCacheMagic, 2);
@@ -87,15 +86,11 @@ bool load_sample_cache(const std::string& path, uint64_t fingerprint, size_t exp
     out.ids.emplace_back(ids.begin() + off, ids.begin() + off + ntok[t]);
     off += ntok[t];
   }
-  {
-    auto pool = f.reader("POOL");
-    out.dim = pool.read<uint64_t>();
-    const auto bytes = f.section("POOL");
-    VERITY_CHECK(out.dim > 0 && out.dim <= 8192 && bytes.size() == 8 + n_texts * out.dim * 4, FormatError, path,
-                 ": POOL holds ", bytes.size(), " bytes, not ", n_texts, " vectors of dimension ", out.dim);
-    out.pooled.resize(n_texts * out.dim);
-    std::memcpy(out.pooled.data(), bytes.data() + 8, out.pooled.size() * 4);
-  }
+  const auto pooled = f.array<float>("POOL");
+  VERITY_CHECK(n_texts > 0 && !pooled.empty() && pooled.size() % n_texts == 0, FormatError, path, ": POOL holds ",
+               pooled.size(), " values, not one vector per text (", n_texts, " texts)");
+  out.dim = pooled.size() / n_texts;
+  out.pooled.assign(pooled.begin(), pooled.end());
   auto heads = f.array<uint32_t>("SAMP");
   auto cos = f.array<float>("COS.");
   auto maps = f.array<float>("MAPS");
@@ -132,13 +127,10 @@ void save_sample_cache(const std::string& path, uint64_t fingerprint, const Samp
     heads.push_back(s.a), heads.push_back(s.b), cos.push_back(s.cosine);
     maps.insert(maps.end(), s.map.values().begin(), s.map.values().end());
   }
-  ByteWriter pool;
-  pool.write<uint64_t>(set.dim);
-  pool.write_bytes(set.pooled.data(), set.pooled.size() * sizeof(float));
   SectionWriter w(path, kCacheMagic, 2);
   w.add("CONF", conf);
   w.add("TEXT", texts);
-  w.add("POOL", pool);
+  w.add_array("POOL", std::span<const float>(set.pooled));
   w.add_array("NTOK", std::span<const uint32_t>(ntok));
   w.add_array("IDS.", std::span<const uint32_t>(ids));
   w.add_array("SAMP", std::span<const uint32_t>(heads));

@@ -358,13 +358,11 @@ float FastAlignNet::logit(const AlignmentFeatures& f) const {
   std::copy(f.pair.begin(), f.pair.end(), pair);
   if (pooled_head > 0) {  // the head's readings follow the scalars; an unknown comparison reads as zeros
     float* readings = pair + kPairFeatures;
+    // AlignmentVerifier::logits checked the vectors' size before scoring.
     if (f.pooled.empty()) std::copy(b_pooled.begin(), b_pooled.end(), readings);
-    else {
-      VERITY_CHECK(f.pooled.size() == 2 * pooled_dim, ConfigError, "f5: pooled vectors of ", f.pooled.size() / 2,
-                   " dimensions, the verifier's pooled head was trained on ", pooled_dim);
+    else
       kernels::affine_rows(f.pooled.data(), 1, 2 * pooled_dim, 2 * pooled_dim, w_pooled.data(), b_pooled.data(),
                            pooled_head, false, readings, kernels::best_isa());
-    }
   }
   s.hidden.resize(mlp);
   kernels::affine_rows(a, 1, width, width, w_hidden.data(), b_hidden.data(), mlp, true, s.hidden.data(),
