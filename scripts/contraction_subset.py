@@ -18,16 +18,14 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overlap_buckets import report_lines  # noqa: E402
+
 CONTRACTED_NEGATION = re.compile(r"\w(?:n['\u2019]t)\b", re.IGNORECASE)
 
 
 def main(report_path, scores_path, out_dir):
-    with open(report_path, encoding="utf-8") as f:
-        report = json.load(f)
-    lines = {}
-    for entry in report["data"]:
-        with open(entry["path"], encoding="utf-8") as f:
-            lines[entry["name"]] = f.read().split("\n")  # score rows name physical lines
+    lines = report_lines(report_path)
     scored = set()
     with open(scores_path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):

@@ -7,7 +7,8 @@
 #   3. shows near-miss verdicts on a few examples and writes their similarity
 #      maps as pictures under OUT (default out/main),
 #   4. shows the verified semantic cache: a paraphrase, a negation, a role
-#      swap and an antonym looked up against cached prompts (docs/CACHE.md).
+#      swap, an antonym and a swapped relation word ("after" for "before")
+#      looked up against cached prompts (docs/CACHE.md).
 # Usage: scripts/main.sh [OUT]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -78,7 +79,7 @@ done
 rm -f "$out/eval.json" "$out/explain-positive.json" "$out/explain-negative.json"
 
 echo
-echo "== Verified semantic cache: three cached prompts, four new ones (docs/CACHE.md) =="
+echo "== Verified semantic cache: four cached prompts, five new ones (docs/CACHE.md) =="
 echo "(a pooled-cosine cache serves every prompt at or above its threshold, 0.8 in GPTCache;"
 echo " verity serves only when the verifier's probability on the token map reaches the threshold)"
 db="$out/cache-demo.sqlite"
@@ -88,17 +89,21 @@ rm -f "$db" "$db-wal" "$db-shm"
 "$verity" cache put --db "$db" --prompt "The dog bit the man." --response "A dog attacked a man." --quiet > /dev/null
 "$verity" cache put --db "$db" --prompt "Is port 6379 open by default?" --response "Yes, Redis listens on it." \
   --quiet > /dev/null
-lookups=(
-  "paraphrase|Does the new medication reduce the risk of heart attacks?"
-  "negation|Does the new drug not reduce the risk of heart attacks?"
-  "role swap|The man bit the dog."
-  "antonym|Is port 6379 closed by default?"
+"$verity" cache put --db "$db" --namespace fitness --prompt "Should I eat before a workout?" \
+  --response "A light snack an hour before helps." --quiet > /dev/null
+lookups=(  # kind|namespace|new prompt
+  "paraphrase|default|Does the new medication reduce the risk of heart attacks?"
+  "negation|default|Does the new drug not reduce the risk of heart attacks?"
+  "role swap|default|The man bit the dog."
+  "antonym|default|Is port 6379 closed by default?"
+  "relation|fitness|Should I eat after a workout?"
 )
 echo "| new prompt | kind | cosine | cosine rule (>= 0.8) | verifier probability | threshold | verity |"
 echo "|---|---|---|---|---|---|---|"
 for row in "${lookups[@]}"; do
-  "$verity" cache lookup --db "$db" --prompt "${row#*|}" --json --quiet > "$out/lookup.json"
-  python3 - "$out/lookup.json" "${row%%|*}" "${row#*|}" <<'PY'
+  IFS='|' read -r kind namespace prompt <<< "$row"
+  "$verity" cache lookup --db "$db" --namespace "$namespace" --prompt "$prompt" --json --quiet > "$out/lookup.json"
+  python3 - "$out/lookup.json" "$kind" "$prompt" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 cos = j["similarity"] or 0.0

@@ -84,13 +84,19 @@ def extremes(rows, scorers, count):
     return {"same_ranked_below": listed(same), "different_ranked_above": listed(different)}
 
 
-def main(report_path, scores_path, extreme_count=0):
+def report_lines(report_path):
+    """The lines of every data file of a pairs-eval report, by the file's name in the score rows."""
     with open(report_path, encoding="utf-8") as f:
         report = json.load(f)
     lines = {}
     for entry in report["data"]:
         with open(entry["path"], encoding="utf-8") as f:
             lines[entry["name"]] = f.read().split("\n")  # score rows name physical lines
+    return lines
+
+
+def main(report_path, scores_path, extreme_count=0):
+    lines = report_lines(report_path)
     by_pair = defaultdict(lambda: {"scores": {}})
     scorers = []
     with open(scores_path, encoding="utf-8") as f:

@@ -22,7 +22,7 @@ namespace {
 struct CalibrateArgs {
   CommonFlags common;
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
-              threshold_rule = "plateau", gate = "refit";
+              threshold_rule = "plateau", gate = "refit", add_antonyms = "none";
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -40,6 +40,11 @@ void run_calibrate(CalibrateArgs& a) {
                ": not an F5 file (calibrate refits F5's calibration; F0-F2 and F3/F4 have none)");
   auto verifier = verify::AlignmentVerifier::load(a.verifier);
   VERITY_CHECK(verifier->is_trained(), ConfigError, "--verifier ", a.verifier, ": untrained weights");
+  size_t added_antonyms = 0;
+  if (a.add_antonyms == "relations") {
+    added_antonyms = verifier->add_antonyms(verify::relation_antonyms());
+    log("calibrate: ", added_antonyms, " relation opposites added to the lexicon");
+  }
 
   nlohmann::json inputs = nlohmann::json::array();
   std::map<std::string, std::vector<data::LabelledPair>> by_source;
@@ -84,14 +89,16 @@ void run_calibrate(CalibrateArgs& a) {
   } catch (const nlohmann::json::exception&) {
     trained = verifier->provenance();
   }
-  const nlohmann::json recalibration = {{"argv", invocation()},
-                                        {"inputs", inputs},
-                                        {"samples", samples},
-                                        {"pooled_term", train::pooled_term_name(term)},
-                                        {"threshold_rule", train::threshold_rule_name(rule)},
-                                        {"gate", term == train::PooledTerm::gated ? train::gate_source_name(gate) : "none"},
-                                        {"max_pairs_per_source", a.max_pairs_per_source},
-                                        {"seed", a.seed}};
+  nlohmann::json recalibration = {{"argv", invocation()},
+                                  {"inputs", inputs},
+                                  {"samples", samples},
+                                  {"pooled_term", train::pooled_term_name(term)},
+                                  {"threshold_rule", train::threshold_rule_name(rule)},
+                                  {"gate", term == train::PooledTerm::gated ? train::gate_source_name(gate) : "none"},
+                                  {"max_pairs_per_source", a.max_pairs_per_source},
+                                  {"seed", a.seed}};
+  if (a.add_antonyms != "none")  // absent otherwise, as before
+    recalibration["added_antonyms"] = {{"source", a.add_antonyms}, {"pairs", added_antonyms}};
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
   verifier->save(a.out);
 
@@ -102,18 +109,20 @@ void run_calibrate(CalibrateArgs& a) {
       ", pooled weight ", fit.calibration.pooled_weight, ", dev macro AUC ", fit.macro_auc, " (network alone ",
       fit.network_macro_auc, "); wrote ", a.out);
   if (!a.common.json) return;
-  print_json({{"verifier", std::filesystem::path(a.verifier).filename().string()},
-              {"out", a.out},
-              {"encoder", verifier->encoder()},
-              {"pairs", report.pairs},
-              {"inputs", inputs},
-              {"samples", samples},
-              {"calibration", calibration},
-              {"previous_calibration",
-               report.previous ? verify::calibration_json(*report.previous) : nlohmann::json(nullptr)},
-              {"dev", dev_metrics_json(report.dev)},
-              {"previous_dev", dev_metrics_json(report.previous_dev)},
-              {"seconds", report.seconds}});
+  nlohmann::json summary = {{"verifier", std::filesystem::path(a.verifier).filename().string()},
+                            {"out", a.out},
+                            {"encoder", verifier->encoder()},
+                            {"pairs", report.pairs},
+                            {"inputs", inputs},
+                            {"samples", samples},
+                            {"calibration", calibration},
+                            {"previous_calibration",
+                             report.previous ? verify::calibration_json(*report.previous) : nlohmann::json(nullptr)},
+                            {"dev", dev_metrics_json(report.dev)},
+                            {"previous_dev", dev_metrics_json(report.previous_dev)},
+                            {"seconds", report.seconds}};
+  if (recalibration.contains("added_antonyms")) summary["added_antonyms"] = recalibration.at("added_antonyms");
+  print_json(summary);
 }
 
 void setup_calibrate(CLI::App& app) {
@@ -141,6 +150,11 @@ void setup_calibrate(CLI::App& app) {
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each source (0: all); with --seed S, the sample train-verifier's "
                   "--max-dev-pairs-per-source draws with --sample-seed S")
+      ->capture_default_str();
+  cmd->add_option("--add-antonyms", a->add_antonyms,
+                  "Before the fit, add to the verifier's lexicon: none | relations (opposites of spatial, time and "
+                  "permission words WordNet lacks: under/on, behind/front, before/after, ...; the network is unchanged)")
+      ->check(CLI::IsMember({"none", "relations"}))
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the capped sample")->capture_default_str();
   cmd->add_option("--chunk", a->chunk, "Pairs encoded per batch")->capture_default_str();

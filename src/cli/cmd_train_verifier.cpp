@@ -59,6 +59,7 @@ struct TrainVerifierArgs {
   std::vector<std::string> pairs, dev_pairs;
   size_t max_pairs_per_source = 0, max_dev_pairs_per_source = 0;
   std::string f5_lexicon_words = "english";  // number words and negators in the F5 lexicon, or "none"
+  std::string f5_antonyms = "wordnet";       // the lexicon's antonyms: WordNet's, or with verify::relation_antonyms
   verify::AlignmentConfig f5;
   train::AlignmentTrainOptions f5_train;
   std::string pooled_term = "none";
@@ -193,10 +194,20 @@ void run_train_f5(TrainVerifierArgs& a) {
   o.patience = a.train_options.patience;
   o.encode_batch = a.encode_batch;
   o.sample_cache = a.token_cache;
-  if (std::find(a.f5.inputs.begin(), a.f5.inputs.end(), "lexicon") != a.f5.inputs.end()) {
+  const bool with_lexicon = std::find(a.f5.inputs.begin(), a.f5.inputs.end(), "lexicon") != a.f5.inputs.end();
+  VERITY_CHECK(with_lexicon || a.f5_antonyms == "wordnet", ConfigError, "--f5-antonyms ", a.f5_antonyms,
+               " needs the lexicon among --f5-inputs");
+  if (with_lexicon) {
     o.antonyms = perturb::wn_antonym_pairs();
     log("f5: lexicon of ", o.antonyms.size(), " WordNet antonym pairs");
     inputs["lexicon"] = {{"source", "WordNet 3.0 direct antonyms (wordnet-base)"}, {"pairs", o.antonyms.size()}};
+    if (a.f5_antonyms == "wordnet+relations") {
+      const auto relations = verify::relation_antonyms();
+      o.antonyms.insert(o.antonyms.end(), relations.begin(), relations.end());
+      log("f5: plus ", relations.size(), " relation opposites");
+      inputs["lexicon"]["relation_pairs"] = relations.size();
+      inputs["lexicon"]["pairs"] = o.antonyms.size();
+    }
     if (a.f5_lexicon_words == "english") {
       o.lexicon_words = verify::LexiconWords::english();
       inputs["lexicon"]["number_words"] = o.lexicon_words.numbers.size();
@@ -213,7 +224,7 @@ void run_train_f5(TrainVerifierArgs& a) {
        {{"epochs", o.epochs}, {"steps_per_epoch", o.steps_per_epoch}, {"pairs_per_source", o.pairs_per_source},
         {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
         {"lr_schedule", o.cosine_lr ? "cosine" : "constant"}, {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", train::pooled_term_name(o.pooled_term)},
-        {"threshold_rule", train::threshold_rule_name(o.threshold_rule)},
+        {"threshold_rule", train::threshold_rule_name(o.threshold_rule)}, {"f5_antonyms", a.f5_antonyms},
         {"seed", o.seed}, {"sample_seed", sample_seed}, {"source_weights", o.source_weights},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};
@@ -263,6 +274,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
                "--threshold-rule sets F5's calibrated verdict threshold (--verifier f5); F3/F4 have no calibration");
   VERITY_CHECK(!a.sample_seed, ConfigError,
                "--sample-seed draws F5's capped pair samples (--verifier f5); F3/F4 sample with --seed");
+  VERITY_CHECK(a.f5_antonyms == "wordnet", ConfigError, "--f5-antonyms sets F5's lexicon (--verifier f5)");
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,
@@ -563,6 +575,11 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--f5-lexicon-words", a->f5_lexicon_words,
                   "F5 lexicon: number words and negators beside the antonyms (english) or antonyms only (none)")
       ->check(CLI::IsMember({"english", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--f5-antonyms", a->f5_antonyms,
+                  "F5 lexicon antonyms: WordNet's direct antonyms (wordnet), or with opposites of spatial, time and "
+                  "permission words WordNet lacks (wordnet+relations: under/on, behind/front, before/after, ...)")
+      ->check(CLI::IsMember({"wordnet", "wordnet+relations"}))
       ->capture_default_str();
   cmd->add_option("--steps-per-epoch", f5o.steps_per_epoch, "F5 optimizer steps per epoch")->capture_default_str();
   cmd->add_option("--sample-seed", a->sample_seed,

@@ -75,6 +75,26 @@ LexiconWords LexiconWords::english() {
           {"t"}};
 }
 
+std::vector<std::pair<std::string, std::string>> relation_antonyms() {
+  return {// vertical: what is under a thing is not on, over or above it
+          {"under", "over"}, {"under", "above"}, {"under", "on"}, {"under", "atop"},
+          {"beneath", "over"}, {"beneath", "above"}, {"beneath", "on"}, {"beneath", "atop"},
+          {"underneath", "over"}, {"underneath", "above"}, {"underneath", "on"}, {"underneath", "atop"},
+          {"below", "over"}, {"below", "on"}, {"below", "atop"}, {"upper", "lower"}, {"uphill", "downhill"},
+          // horizontal and containment
+          {"behind", "front"}, {"behind", "ahead"}, {"within", "outside"},
+          // time order
+          {"before", "after"}, {"earlier", "later"}, {"morning", "evening"}, {"summer", "winter"},
+          // permission
+          {"allow", "forbid"}, {"allow", "prohibit"}, {"permit", "prohibit"},
+          // direction of a transfer or a flow
+          {"send", "receive"}, {"input", "output"}, {"inbound", "outbound"}, {"arrive", "depart"},
+          {"arrival", "departure"}, {"entrance", "exit"}, {"install", "uninstall"}, {"encrypt", "decrypt"},
+          {"subscribe", "unsubscribe"},
+          // everyday opposites
+          {"safe", "unsafe"}, {"max", "min"}, {"profit", "loss"}, {"men", "women"}};
+}
+
 Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words)
     : words_(std::move(antonyms)), single_words_(std::move(words)) {
   for (const auto& w : single_words_.numbers)

@@ -101,6 +101,13 @@ struct LexiconWords {
   static LexiconWords english();
 };
 
+// Opposites that WordNet's direct antonyms lack although a swap of one for the
+// other changes what a sentence says: spatial relations ("under" / "on",
+// "behind" / "front"), time order ("before" / "after"), permission ("allow" /
+// "forbid") and a few everyday pairs ("safe" / "unsafe", "men" / "women").
+// Lower-case, for Lexicon's antonym list beside WordNet's.
+std::vector<std::pair<std::string, std::string>> relation_antonyms();
+
 // Token identities that carry meaning a similarity map blurs: antonym pairs,
 // digit pieces, number words and negators. Words are matched through the
 // pieces a tokenizer makes of a whole word ("open", "\u2581open", "Open", ...);

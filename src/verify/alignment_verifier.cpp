@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -504,6 +505,24 @@ const IdfTable& AlignmentVerifier::idf() const { return impl_->idf; }
 const Lexicon& AlignmentVerifier::lexicon() const { return impl_->lexicon; }
 const std::optional<Calibration>& AlignmentVerifier::calibration() const { return impl_->calibration; }
 void AlignmentVerifier::set_encoder(std::string identity) { impl_->encoder = std::move(identity); }
+
+size_t AlignmentVerifier::add_antonyms(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  const auto& inputs = impl_->config.inputs;
+  VERITY_CHECK(std::find(inputs.begin(), inputs.end(), "lexicon") != inputs.end(), ConfigError,
+               "f5: ", spec(), " has no lexicon input, so antonyms would change nothing");
+  auto words = impl_->lexicon.antonym_words();
+  std::set<std::pair<std::string, std::string>> held;
+  for (const auto& [a, b] : words) held.insert(std::minmax(a, b));
+  size_t added = 0;
+  for (const auto& [a, b] : pairs) {
+    VERITY_CHECK(!a.empty() && !b.empty() && a != b, ConfigError, "f5: antonym pair '", a, "' / '", b,
+                 "' needs two different words");
+    if (held.insert(std::minmax(a, b)).second) words.emplace_back(a, b), ++added;
+  }
+  impl_->lexicon = Lexicon(std::move(words), impl_->lexicon.words());
+  impl_->tokens = TokenTable(impl_->idf, impl_->lexicon);
+  return added;
+}
 
 void AlignmentVerifier::set_calibration(const Calibration& c) {
   VERITY_CHECK(std::isfinite(c.scale) && c.scale > 0 && std::isfinite(c.bias) && c.threshold > 0 && c.threshold < 1 &&

@@ -118,6 +118,11 @@ class AlignmentVerifier final : public Verifier {
   void set_calibration(const Calibration& calibration);
   const std::optional<Calibration>& calibration() const;
   void set_encoder(std::string identity);
+  // Adds antonym pairs to the lexicon (a pair it holds either way round is
+  // skipped); returns how many were added. The network is unchanged: its
+  // polarity features now fire on the new pairs too, so refit the calibration
+  // after (verity calibrate --add-antonyms). Needs the lexicon input.
+  size_t add_antonyms(const std::vector<std::pair<std::string, std::string>>& pairs);
   const std::string& provenance() const;
   const AlignmentConfig& config() const;
   const IdfTable& idf() const;

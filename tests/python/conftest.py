@@ -59,3 +59,15 @@ def bm25_index(tmp_path_factory):
     out = tmp_path_factory.mktemp("index") / "bm25"
     verity.build_index(str(TINY_BEIR), str(out))
     return out
+
+
+def write_pairs_eval_run(tmp_path, pairs, scores):
+    """A pairs-eval run as the scripts read it: one data file named "toy", the
+    --json report naming it, and the --scores-out rows."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"data": [{"name": "toy", "path": str(data)}]}))
+    rows = tmp_path / "scores.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in scores))
+    return report, rows

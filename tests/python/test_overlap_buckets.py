@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import ROOT, write_pairs_eval_run as write_run
 
 SCRIPT = ROOT / "scripts" / "overlap_buckets.py"
 spec = importlib.util.spec_from_file_location("overlap_buckets", SCRIPT)
@@ -18,16 +18,6 @@ def test_roc_auc_counts_ties_half():
     assert overlap_buckets.roc_auc([0, 1], [0.5, 0.5]) == 0.5
     assert overlap_buckets.roc_auc([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4]) == 0.75
     assert overlap_buckets.roc_auc([1, 1], [0.1, 0.2]) is None
-
-
-def write_run(tmp_path, pairs, scores):
-    data = tmp_path / "pairs.jsonl"
-    data.write_text("".join(json.dumps(p) + "\n" for p in pairs))
-    report = tmp_path / "report.json"
-    report.write_text(json.dumps({"data": [{"name": "toy", "path": str(data)}]}))
-    rows = tmp_path / "scores.jsonl"
-    rows.write_text("".join(json.dumps(r) + "\n" for r in scores))
-    return report, rows
 
 
 def run(*args):

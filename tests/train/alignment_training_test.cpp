@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
+#include <string>
 
 #include "../cli/run_verity.hpp"
 #include "core/error.hpp"
@@ -632,4 +634,69 @@ TEST(TrainVerifierF5Cli, PooledHeadTrainsFromTheSampleCache) {
                              (data.dir / "f3.vvrf").string() + " --quiet");
   EXPECT_EQ(f3.status, 2);
   EXPECT_NE(f3.err.find("--f5-pooled-head"), std::string::npos) << f3.err;
+}
+
+// --f5-antonyms wordnet+relations: the relation opposites join WordNet's in the
+// file's lexicon and the summary counts them; F3 and an F5 without the
+// lexicon input refuse the flag.
+TEST(TrainVerifierF5Cli, RelationOppositesJoinTheLexicon) {
+  const auto data = write_tiny_f5_data("verity_f5_relations_");
+  const auto out = (data.dir / "relations.valn").string();
+  const std::string command = tiny_f5_command(data) + " --seed 1";
+  auto plain = verity_test::run(command + " --out " + out);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const auto wordnet = nlohmann::json::parse(plain.out).at("inputs").at("lexicon");
+  EXPECT_FALSE(wordnet.contains("relation_pairs"));
+  EXPECT_EQ(nlohmann::json::parse(plain.out).at("options").at("f5_antonyms"), "wordnet");
+  auto r = verity_test::run(command + " --f5-antonyms wordnet+relations --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  const auto lexicon = summary.at("inputs").at("lexicon");
+  const auto relations = verify::relation_antonyms();
+  EXPECT_EQ(lexicon.at("relation_pairs").get<size_t>(), relations.size());
+  EXPECT_EQ(lexicon.at("pairs").get<size_t>(), wordnet.at("pairs").get<size_t>() + relations.size());
+  EXPECT_EQ(summary.at("options").at("f5_antonyms"), "wordnet+relations");
+  const auto v = verify::AlignmentVerifier::load(out);
+  const auto& words = v->lexicon().antonym_words();
+  EXPECT_EQ(words.size(), lexicon.at("pairs").get<size_t>());
+  EXPECT_NE(std::find(words.begin(), words.end(), std::pair<std::string, std::string>{"under", "on"}), words.end());
+  EXPECT_TRUE(v->lexicon().antonyms(verify::token_identity("\u2581behind"), verify::token_identity("\u2581front")));
+
+  // calibrate --add-antonyms relations adds them to a file trained without:
+  // recorded in its summary and provenance; a second pass adds none.
+  const auto plain_file = (data.dir / "plain.valn").string(), added = (data.dir / "added.valn").string();
+  ASSERT_EQ(verity_test::run(command + " --out " + plain_file).status, 0);
+  const auto before = verify::AlignmentVerifier::load(plain_file)->lexicon().antonym_words();
+  std::set<std::pair<std::string, std::string>> held;
+  for (const auto& [x, y] : before) held.insert(std::minmax(x, y));
+  size_t missing = 0;
+  for (const auto& [x, y] : relations) missing += held.count(std::minmax(x, y)) == 0;
+  const std::string calibrate = "calibrate --dev-pairs " + data.dev + " --encoder bert:" + data.encoder + " --json --quiet";
+  r = verity_test::run(calibrate + " --verifier " + plain_file + " --add-antonyms relations --out " + added);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("added_antonyms").at("pairs").get<size_t>(), missing);
+  const auto recalibrated = verify::AlignmentVerifier::load(added);
+  EXPECT_EQ(recalibrated->lexicon().antonym_words().size(), before.size() + missing);
+  EXPECT_TRUE(recalibrated->lexicon().antonyms(verify::token_identity("\u2581under"), verify::token_identity("\u2581on")));
+  EXPECT_EQ(nlohmann::json::parse(recalibrated->provenance()).at("recalibrated").at("added_antonyms").at("source"),
+            "relations");
+  r = verity_test::run(calibrate + " --verifier " + added + " --add-antonyms relations --out " + added);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("added_antonyms").at("pairs").get<size_t>(), 0u);
+  r = verity_test::run(calibrate + " --verifier " + plain_file + " --out " + added);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out).contains("added_antonyms"));
+  EXPECT_EQ(verify::AlignmentVerifier::load(added)->lexicon().antonym_words().size(), before.size());
+  EXPECT_EQ(verity_test::run(calibrate + " --verifier " + plain_file + " --add-antonyms all --out " + added).status, 2);
+
+  r = verity_test::run(command + " --f5-antonyms wordnet+relations --f5-inputs map,identity,pooled --out " + out);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--f5-antonyms"), std::string::npos) << r.err;
+  r = verity_test::run(command + " --f5-antonyms all --out " + out);
+  EXPECT_EQ(r.status, 2);
+  r = verity_test::run("train-verifier --verifier f3 --train " + data.triples +
+                       " --f5-antonyms wordnet+relations --out " + (data.dir / "f3.vvrf").string() + " --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--f5-antonyms"), std::string::npos) << r.err;
+  fs::remove_all(data.dir);
 }

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
+#include <string>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -150,6 +152,43 @@ TEST(AlignmentFeatures, AntonymsAndChangedNumbersAreSeen) {
   auto plain = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), Lexicon());
   EXPECT_FLOAT_EQ(plain.pair[18], 0.0f);
   EXPECT_FLOAT_EQ(plain.pair[17], 0.5f);  // digits need no word list
+}
+
+// The relation opposites: each pair lower-case, two different words, listed
+// once; through a Lexicon they reach the antonym feature both ways.
+TEST(Lexicon, RelationOppositesAreWellFormedAndSeen) {
+  const auto relations = relation_antonyms();
+  ASSERT_FALSE(relations.empty());
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& [a, b] : relations) {
+    EXPECT_NE(a, b);
+    for (const auto& w : {a, b}) {
+      EXPECT_FALSE(w.empty());
+      for (char ch : w) EXPECT_TRUE(ch >= 'a' && ch <= 'z') << w;
+    }
+    EXPECT_TRUE(seen.insert(std::minmax(a, b)).second) << a << " / " << b << " listed twice";
+  }
+  const Lexicon lex(relations);
+  for (const auto& [a, b] : Words{{"under", "on"}, {"behind", "front"}, {"after", "before"}, {"forbids", "allows"}})
+    EXPECT_TRUE(lex.antonyms(token_identity("\u2581" + a), token_identity("\u2581" + b))) << a << " / " << b;
+  EXPECT_FALSE(lex.antonyms(token_identity("\u2581under"), token_identity("\u2581beneath")));  // same side
+  EXPECT_FALSE(Lexicon(Words{{"closed", "open"}}).antonyms(token_identity("\u2581under"), token_identity("\u2581on")));
+}
+
+// add_antonyms extends a verifier's lexicon (its token table too), skips the
+// pairs it holds either way round, and needs the lexicon input.
+TEST(AlignmentVerifierLexicon, AddAntonymsExtendsTheLexicon) {
+  AlignmentConfig c;
+  auto v = AlignmentVerifier::untrained(c, small_idf(), 1, Lexicon(Words{{"closed", "open"}}));
+  EXPECT_EQ(v->add_antonyms(Words{{"on", "under"}, {"open", "closed"}, {"before", "after"}}), 2u);
+  EXPECT_EQ(v->lexicon().antonym_words().size(), 3u);
+  EXPECT_TRUE(v->lexicon().antonyms(token_identity("\u2581under"), token_identity("\u2581on")));
+  EXPECT_TRUE(v->lexicon().antonyms(token_identity("\u2581open"), token_identity("\u2581closed")));
+  EXPECT_EQ(v->add_antonyms(Words{{"under", "on"}}), 0u);
+  EXPECT_THROW(v->add_antonyms(Words{{"same", "same"}}), ConfigError);
+  c.inputs = {"map", "identity", "pooled"};
+  auto bare = AlignmentVerifier::untrained(c, small_idf(), 1);
+  EXPECT_THROW(bare->add_antonyms(relation_antonyms()), ConfigError);
 }
 
 TEST(Lexicon, NumberWordsAndNegatorsThroughPieceForms) {
