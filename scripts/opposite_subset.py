@@ -1,14 +1,21 @@
 #!/usr/bin/python3
 """The labelled pairs whose two texts differ by an opposite that one F5 file's
-lexicon holds and another's does not: one text has a word, the other its
-opposite, and neither has both. Chosen from the texts alone (no score is read),
-to check a lexicon change on real pairs.
+lexicon holds and another's does not, chosen from the texts alone (no score is
+read), to check a lexicon change on real pairs. Words are matched lower-cased,
+in the simple inflections the lexicon pairs by position (open/opened/opening
+against closed/closed/closing; a final "e" dropped before -ing): the texts are
+read word by word, not as the tokenizer's pieces, so a word the tokenizer
+splits is counted here although the lexicon cannot see it.
 
 Usage: scripts/opposite_subset.py NEW.valn OLD.valn OUT_DIR PAIRS.jsonl [PAIRS.jsonl ...]
   NEW, OLD   F5 verifier files (VALN); their LEXA sections give the opposites
-  OUT_DIR    gets differ.jsonl (the pairs, each with "file" and "line" added)
-Prints one JSON object: the opposites only NEW holds, and per input file the
-pairs chosen and how many of them are labelled same-meaning.
+  OUT_DIR    gets fires.jsonl: the pairs where the new opposites fire the
+             polarity feature (one text holds a form, the other its opposite's
+             form; either may hold both), and differ.jsonl: those of them where
+             neither text holds both (a clean swap); each line with "file" and
+             "line" added
+Prints one JSON object: the opposites only NEW holds, and per input file and
+in all, the pairs of each subset and how many of them are labelled same-meaning.
 """
 import json
 import os
@@ -16,7 +23,6 @@ import re
 import struct
 import sys
 
-SUFFIXES = ("", "s", "es", "ed", "d", "ing", "er", "est")  # as the lexicon's simple inflections
 
 
 def lexicon_pairs(path):
@@ -42,8 +48,23 @@ def words(text):
     return set(re.findall(r"[a-z]+", text.lower()))
 
 
-def forms(word):
-    return {word + s for s in SUFFIXES}
+def inflections(word):
+    """verify's inflections(): the same six forms, in the same order, so a pair's forms pair by position."""
+    e = word.endswith("e")
+    stem = word[:-1] if e else word
+    return [word, word + "s", word + ("d" if e else "ed"), stem + "ing", word + ("r" if e else "er"),
+            word + ("st" if e else "est")]
+
+
+def opposite_forms(opposites):
+    """(form, its opposite's form) for every position of every pair, both ways round."""
+    out = set()
+    for x, y in opposites:
+        for fx, fy in zip(inflections(x), inflections(y)):
+            if fx != fy:
+                out.add((fx, fy))
+                out.add((fy, fx))
+    return out
 
 
 def main(argv):
@@ -53,28 +74,40 @@ def main(argv):
     opposites = sorted(new - old)
     if not opposites:
         sys.exit(f"{argv[1]} holds no opposite that {argv[2]} lacks")
+    pairs_of_forms = opposite_forms(opposites)
     os.makedirs(argv[3], exist_ok=True)
     report = {"opposites": len(opposites), "files": {}}
-    with open(os.path.join(argv[3], "differ.jsonl"), "w", encoding="utf-8") as out:
+    totals = {"fires": [0, 0], "differ": [0, 0]}
+    with open(os.path.join(argv[3], "fires.jsonl"), "w", encoding="utf-8") as fires, \
+            open(os.path.join(argv[3], "differ.jsonl"), "w", encoding="utf-8") as differ:
         for path in argv[4:]:
-            chosen = same = 0
+            counts = {"fires": [0, 0], "differ": [0, 0]}
             with open(path, encoding="utf-8") as f:
                 for n, line in enumerate(f, 1):
+                    if not line.strip():
+                        continue
                     try:
                         pair = json.loads(line)
                         a, b, label = words(pair["a"]), words(pair["b"]), int(pair["label"])
-                    except (ValueError, KeyError, TypeError) as e:
+                    except (ValueError, KeyError, TypeError, AttributeError) as e:
                         sys.exit(f"{path}:{n}: not a labelled pair ({e})")
-                    for x, y in opposites:
-                        fx, fy = forms(x), forms(y)
-                        if any(s & fx and t & fy and not s & fy and not t & fx for s, t in ((a, b), (b, a))):
-                            out.write(json.dumps({**pair, "file": path, "line": n}) + "\n")
-                            chosen += 1
-                            same += label == 1
-                            break
-            report["files"][path] = {"pairs": chosen, "same_meaning": same}
-    report["pairs"] = sum(v["pairs"] for v in report["files"].values())
-    report["same_meaning"] = sum(v["same_meaning"] for v in report["files"].values())
+                    met = [(x, y) for x, y in pairs_of_forms if x in a and y in b]
+                    if not met:
+                        continue
+                    row = json.dumps({**pair, "file": path, "line": n}) + "\n"
+                    kinds = ["fires"]
+                    fires.write(row)
+                    if any(y not in a and x not in b for x, y in met):
+                        kinds.append("differ")
+                        differ.write(row)
+                    for kind in kinds:
+                        counts[kind][0] += 1
+                        counts[kind][1] += label == 1
+            report["files"][path] = {k: {"pairs": c[0], "same_meaning": c[1]} for k, c in counts.items()}
+            for k in totals:
+                totals[k][0] += counts[k][0]
+                totals[k][1] += counts[k][1]
+    report.update({k: {"pairs": c[0], "same_meaning": c[1]} for k, c in totals.items()})
     json.dump(report, sys.stdout, indent=1)
     print()
 

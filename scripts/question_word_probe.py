@@ -73,8 +73,14 @@ def main(report_path, scores_path, scorer="default"):
         y = np.array([label for _, label, _ in scored], dtype=float)
         score = np.array([s for _, _, s in scored])
         logit = np.log(np.clip(score, 1e-9, 1 - 1e-9) / (1 - np.clip(score, 1e-9, 1 - 1e-9)))
-        flag = np.array([question_words_differ(**{k: json.loads(lines[name][ln - 1])[k] for k in ("a", "b")})
-                         for ln, _, _ in scored])
+        flag = []
+        for ln, _, _ in scored:
+            try:
+                pair = json.loads(lines[name][ln - 1])
+                flag.append(question_words_differ(pair["a"], pair["b"]))
+            except (IndexError, ValueError, KeyError, TypeError) as e:
+                sys.exit(f"{scores_path}: {name} line {ln} is no labelled pair in its data file ({e!r})")
+        flag = np.array(flag)
         entry = {"pairs": len(scored), "question_words_differ": round(float(flag.mean()), 3),
                  "same_share_where_they_differ": round(float(y[flag == 1].mean()), 3) if flag.any() else None,
                  "auc": roc_auc(list(y), list(score))}

@@ -42,7 +42,11 @@ void run_calibrate(CalibrateArgs& a) {
   VERITY_CHECK(verifier->is_trained(), ConfigError, "--verifier ", a.verifier, ": untrained weights");
   size_t added_antonyms = 0;
   if (a.add_antonyms == "relations") {
-    added_antonyms = verifier->add_antonyms(verify::relation_antonyms());
+    try {
+      added_antonyms = verifier->add_antonyms(verify::relation_antonyms());
+    } catch (const ConfigError& e) {
+      throw ConfigError(cat("--add-antonyms ", a.add_antonyms, ": ", e.what()));
+    }
     log("calibrate: ", added_antonyms, " relation opposites added to the lexicon");
   }
 

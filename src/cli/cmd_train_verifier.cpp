@@ -205,6 +205,7 @@ void run_train_f5(TrainVerifierArgs& a) {
       const auto relations = verify::relation_antonyms();
       o.antonyms.insert(o.antonyms.end(), relations.begin(), relations.end());
       log("f5: plus ", relations.size(), " relation opposites");
+      inputs["lexicon"]["source"] = "WordNet 3.0 direct antonyms (wordnet-base) and verity's relation opposites";
       inputs["lexicon"]["relation_pairs"] = relations.size();
       inputs["lexicon"]["pairs"] = o.antonyms.size();
     }
@@ -224,7 +225,7 @@ void run_train_f5(TrainVerifierArgs& a) {
        {{"epochs", o.epochs}, {"steps_per_epoch", o.steps_per_epoch}, {"pairs_per_source", o.pairs_per_source},
         {"triples_per_step", o.triples_per_step}, {"triple_weight", o.triple_weight}, {"lr", o.lr},
         {"lr_schedule", o.cosine_lr ? "cosine" : "constant"}, {"weight_decay", o.weight_decay}, {"pooled_dropout", o.pooled_dropout}, {"pooled_term", train::pooled_term_name(o.pooled_term)},
-        {"threshold_rule", train::threshold_rule_name(o.threshold_rule)}, {"f5_antonyms", a.f5_antonyms},
+        {"threshold_rule", train::threshold_rule_name(o.threshold_rule)}, {"f5_antonyms", with_lexicon ? a.f5_antonyms : "none"},
         {"seed", o.seed}, {"sample_seed", sample_seed}, {"source_weights", o.source_weights},
         {"max_pairs_per_source", a.max_pairs_per_source}, {"max_dev_pairs_per_source", a.max_dev_pairs_per_source},
         {"max_train_triples", a.max_train}}}};

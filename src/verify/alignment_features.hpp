@@ -41,7 +41,8 @@
 //  18 polarity flips (feature 14), min(count, 2) / 2, max over the directions
 // Features 13, 14, 17 and 18 read token identities against a Lexicon: digit
 // pieces are recognized by their identity; antonyms (WordNet's direct
-// antonyms), number words and negators come from the verifier's word lists,
+// antonyms, and in newer files relation_antonyms() beside them), number words
+// and negators come from the verifier's word lists,
 // written into the verifier file, so a file without number words or negators
 // keeps the features it was trained on.
 #include <cstddef>

@@ -509,7 +509,8 @@ void AlignmentVerifier::set_encoder(std::string identity) { impl_->encoder = std
 size_t AlignmentVerifier::add_antonyms(const std::vector<std::pair<std::string, std::string>>& pairs) {
   const auto& inputs = impl_->config.inputs;
   VERITY_CHECK(std::find(inputs.begin(), inputs.end(), "lexicon") != inputs.end(), ConfigError,
-               "f5: ", spec(), " has no lexicon input, so antonyms would change nothing");
+               "adding antonyms: ", impl_->path.empty() ? std::string("this F5 verifier") : impl_->path,
+               " has no lexicon input (trained without it), so they would change nothing");
   auto words = impl_->lexicon.antonym_words();
   std::set<std::pair<std::string, std::string>> held;
   for (const auto& [a, b] : words) held.insert(std::minmax(a, b));

@@ -40,6 +40,18 @@ def test_paraphrase_hits_and_negation_is_refused(cache):
     assert d["hit"] is False and d["response"] is None
 
 
+def test_a_swapped_relation_word_is_refused(cache):
+    # "after" for "before": a cosine near 0.98, which the default's relation
+    # opposites (its lexicon beside WordNet's antonyms) turn into a refusal.
+    entry = cache.put("Should I eat before a workout?", "A light snack an hour before helps.", namespace="r")
+    refused = cache.lookup("Should I eat after a workout?", namespace="r")
+    assert not refused.hit
+    assert refused.reason == "below_threshold"
+    assert refused.best["id"] == entry and refused.best["similarity"] > 0.9
+    assert refused.probability < refused.threshold
+    assert cache.lookup("Should I eat before a workout?", namespace="r").hit
+
+
 def test_contracted_negation_is_refused_and_matches_its_spelled_out_form(cache):
     # "isn't" reaches the tokenizer as "isn ' t": the verifier's lexicon reads
     # the clitic after the apostrophe as a negator.

@@ -32,26 +32,33 @@ def run(*args):
     return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True)
 
 
-def test_chooses_pairs_that_differ_by_a_new_opposite(tmp_path):
+def test_chooses_pairs_where_a_new_opposite_fires_and_the_clean_swaps(tmp_path):
     old = valn(tmp_path / "old.valn", [("closed", "open")])
-    new = valn(tmp_path / "new.valn", [("closed", "open"), ("on", "under"), ("after", "before")])
+    new = valn(tmp_path / "new.valn", [("closed", "open"), ("on", "under"), ("after", "before"), ("arrive", "depart")])
     pairs = tmp_path / "pairs.jsonl"
     rows = [
-        {"a": "The cat is under the table.", "b": "The cat is on the table.", "label": 0},        # chosen
-        {"a": "Eat before running.", "b": "Eat after you run.", "label": 0},                       # chosen
+        {"a": "The cat is under the table.", "b": "The cat is on the table.", "label": 0},        # clean swap
+        {"a": "Eat before running.", "b": "Eat after you run.", "label": 0},                       # clean swap
         {"a": "Is the port open?", "b": "Is the port closed?", "label": 0},                        # old opposite
-        {"a": "A book on birds under the bed.", "b": "A bird book under the bed.", "label": 1},    # both hold "under"
-        {"a": "Prices rose before lunch.", "b": "Prices climbed afterwards.", "label": 1},         # no exact form
-        {"a": "Relax after dinner.", "b": "Rest before dinner.", "label": 1},                      # chosen, same
+        {"a": "A book on birds under the bed.", "b": "A bird book under the bed.", "label": 1},    # fires, not clean
+        {"a": "Prices rose before lunch.", "b": "Prices climbed afterwards.", "label": 1},         # no form of "after"
+        {"a": "Relax after dinner.", "b": "Rest before dinner.", "label": 1},                      # clean swap, same
+        {"a": "The courier is arriving.", "b": "The courier is departing.", "label": 0},          # forms without the e
     ]
-    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows[:3]) + "\n" +  # a blank line is skipped
+                     "".join(json.dumps(r) + "\n" for r in rows[3:]))
     r = run(new, old, tmp_path / "out", pairs)
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
-    assert report["opposites"] == 2
-    assert report["pairs"] == 3 and report["same_meaning"] == 1
-    chosen = [json.loads(line) for line in (tmp_path / "out" / "differ.jsonl").read_text().splitlines()]
-    assert [c["line"] for c in chosen] == [1, 2, 6]
+    assert report["opposites"] == 3
+    assert report["fires"] == {"pairs": 5, "same_meaning": 2}
+    assert report["differ"] == {"pairs": 4, "same_meaning": 1}
+    assert report["files"][str(pairs)]["differ"] == report["differ"]
+    def lines(name):
+        return [json.loads(line)["line"] for line in (tmp_path / "out" / name).read_text().splitlines()]
+    assert lines("fires.jsonl") == [1, 2, 5, 7, 8]  # physical lines: the blank one is line 4
+    assert lines("differ.jsonl") == [1, 2, 7, 8]
+    chosen = [json.loads(line) for line in (tmp_path / "out" / "fires.jsonl").read_text().splitlines()]
     assert all(c["file"] == str(pairs) for c in chosen)
 
 

@@ -47,6 +47,9 @@ def test_errors(tmp_path):
     rows.write_text('{"file": "toy"}\n')
     r = run(report, rows)
     assert r.returncode != 0 and "scores.jsonl:1" in r.stderr
+    rows.write_text(json.dumps({"file": "toy", "line": 999, "label": 1, "scorer": "default", "score": 0.5}) + "\n")
+    r = run(report, rows)
+    assert r.returncode != 0 and "toy line 999" in r.stderr
     rows.write_text(json.dumps({"file": "other", "line": 1, "label": 1, "scorer": "default", "score": 0.5}) + "\n")
     r = run(report, rows)
     assert r.returncode != 0 and "other" in r.stderr

@@ -656,6 +656,7 @@ TEST(TrainVerifierF5Cli, RelationOppositesJoinTheLexicon) {
   EXPECT_EQ(lexicon.at("relation_pairs").get<size_t>(), relations.size());
   EXPECT_EQ(lexicon.at("pairs").get<size_t>(), wordnet.at("pairs").get<size_t>() + relations.size());
   EXPECT_EQ(summary.at("options").at("f5_antonyms"), "wordnet+relations");
+  EXPECT_NE(lexicon.at("source").get<std::string>().find("relation opposites"), std::string::npos);
   const auto v = verify::AlignmentVerifier::load(out);
   const auto& words = v->lexicon().antonym_words();
   EXPECT_EQ(words.size(), lexicon.at("pairs").get<size_t>());
@@ -692,6 +693,16 @@ TEST(TrainVerifierF5Cli, RelationOppositesJoinTheLexicon) {
   r = verity_test::run(command + " --f5-antonyms wordnet+relations --f5-inputs map,identity,pooled --out " + out);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--f5-antonyms"), std::string::npos) << r.err;
+  // A file trained without the lexicon input: calibrate --add-antonyms names the flag and the file.
+  const auto bare = (data.dir / "bare.valn").string();
+  r = verity_test::run(command + " --f5-inputs map,identity,pooled --out " + bare);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("options").at("f5_antonyms"), "none");
+  r = verity_test::run(calibrate + " --verifier " + bare + " --add-antonyms relations --out " + added);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--add-antonyms relations"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bare), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no lexicon input"), std::string::npos) << r.err;
   r = verity_test::run(command + " --f5-antonyms all --out " + out);
   EXPECT_EQ(r.status, 2);
   r = verity_test::run("train-verifier --verifier f3 --train " + data.triples +
