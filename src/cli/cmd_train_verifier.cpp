@@ -202,11 +202,10 @@ void run_train_f5(TrainVerifierArgs& a) {
     log("f5: lexicon of ", o.antonyms.size(), " WordNet antonym pairs");
     inputs["lexicon"] = {{"source", "WordNet 3.0 direct antonyms (wordnet-base)"}, {"pairs", o.antonyms.size()}};
     if (a.f5_antonyms == "wordnet+relations") {
-      const auto relations = verify::relation_antonyms();
-      o.antonyms.insert(o.antonyms.end(), relations.begin(), relations.end());
-      log("f5: plus ", relations.size(), " relation opposites");
+      const size_t added = verify::merge_antonyms(o.antonyms, verify::relation_antonyms());
+      log("f5: plus ", added, " relation opposites");
       inputs["lexicon"]["source"] = "WordNet 3.0 direct antonyms (wordnet-base) and verity's relation opposites";
-      inputs["lexicon"]["relation_pairs"] = relations.size();
+      inputs["lexicon"]["relation_pairs"] = added;
       inputs["lexicon"]["pairs"] = o.antonyms.size();
     }
     if (a.f5_lexicon_words == "english") {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 
 #include "core/error.hpp"
 #include "verify/kernels.hpp"
@@ -93,6 +94,19 @@ std::vector<std::pair<std::string, std::string>> relation_antonyms() {
           {"subscribe", "unsubscribe"},
           // everyday opposites
           {"safe", "unsafe"}, {"max", "min"}, {"profit", "loss"}, {"men", "women"}};
+}
+
+size_t merge_antonyms(std::vector<std::pair<std::string, std::string>>& words,
+                      const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::set<std::pair<std::string, std::string>> held;
+  for (const auto& [a, b] : words) held.insert(std::minmax(a, b));
+  size_t added = 0;
+  for (const auto& [a, b] : extra) {
+    VERITY_CHECK(!a.empty() && !b.empty() && a != b, ConfigError, "f5: antonym pair '", a, "' / '", b,
+                 "' needs two different words");
+    if (held.insert(std::minmax(a, b)).second) words.emplace_back(a, b), ++added;
+  }
+  return added;
 }
 
 Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words)

@@ -109,6 +109,11 @@ struct LexiconWords {
 // Lower-case, for Lexicon's antonym list beside WordNet's.
 std::vector<std::pair<std::string, std::string>> relation_antonyms();
 
+// Appends to `words` the pairs of `extra` it does not hold either way round;
+// returns how many. A pair must be two different, non-empty words.
+size_t merge_antonyms(std::vector<std::pair<std::string, std::string>>& words,
+                      const std::vector<std::pair<std::string, std::string>>& extra);
+
 // Token identities that carry meaning a similarity map blurs: antonym pairs,
 // digit pieces, number words and negators. Words are matched through the
 // pieces a tokenizer makes of a whole word ("open", "\u2581open", "Open", ...);

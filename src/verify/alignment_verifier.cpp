@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <set>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -512,14 +511,7 @@ size_t AlignmentVerifier::add_antonyms(const std::vector<std::pair<std::string, 
                "adding antonyms: ", impl_->path.empty() ? std::string("this F5 verifier") : impl_->path,
                " has no lexicon input (trained without it), so they would change nothing");
   auto words = impl_->lexicon.antonym_words();
-  std::set<std::pair<std::string, std::string>> held;
-  for (const auto& [a, b] : words) held.insert(std::minmax(a, b));
-  size_t added = 0;
-  for (const auto& [a, b] : pairs) {
-    VERITY_CHECK(!a.empty() && !b.empty() && a != b, ConfigError, "f5: antonym pair '", a, "' / '", b,
-                 "' needs two different words");
-    if (held.insert(std::minmax(a, b)).second) words.emplace_back(a, b), ++added;
-  }
+  const size_t added = merge_antonyms(words, pairs);
   impl_->lexicon = Lexicon(std::move(words), impl_->lexicon.words());
   impl_->tokens = TokenTable(impl_->idf, impl_->lexicon);
   return added;
