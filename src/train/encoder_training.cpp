@@ -204,7 +204,7 @@ class GloveBackbone final : public Backbone {
       std::copy(w[int64_t(i)].data_ptr<float>(), w[int64_t(i)].data_ptr<float>() + glove_.dim(),
                 table.begin() + ptrdiff_t(size_t(vocab_[i]) * glove_.dim()));
     encode::save_glove(glove_, table, dir, name,
-                       {{"fine_tuned_from", base_dir()}, {"fine_tuned_rows", std::to_string(vocab_.size())}});
+                       {{"fine_tuned_from", path_for_report(base_dir())}, {"fine_tuned_rows", std::to_string(vocab_.size())}});
   }
 
  private:
@@ -475,7 +475,9 @@ EncoderTrainReport train_encoder(const std::string& base_spec, std::span<const d
   if (report.dropped_triples) log("train-encoder: dropped ", report.dropped_triples, " triples with an empty text");
 
   auto model = make_backbone(base_spec, o, train);
-  report.base_spec = model->base_spec();
+  // The spec as provenance names it: a resolved model directory relative to the
+  // working directory, never a machine's absolute path.
+  report.base_spec = spec_for_report(model->base_spec());
   report.architecture = model->architecture();
   auto params = model->module().parameters();
   for (const auto& p : params) report.trainable_parameters += size_t(p.numel());

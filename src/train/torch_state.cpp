@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "encode/registry.hpp"
 #include "encode/safetensors.hpp"
 #include "encode/use_lite.hpp"
@@ -127,12 +128,12 @@ void save_use_lite_weights(const UseLiteWeights& w, const std::string& dir, cons
   for (const auto& p : w.net->named_parameters(true)) add(p.key(), p.value());
   for (const auto& b : w.net->named_buffers(true)) add(b.key(), b.value());
   encode::write_safetensors(writer.file(encode::kModelWeightsFile), tensors,
-                            {{"fine_tuned_from", w.model_dir}});
+                            {{"fine_tuned_from", path_for_report(w.model_dir)}});
   const auto tokenizer = w.config.get_string("tokenizer");
   std::filesystem::copy_file(std::filesystem::path(w.model_dir) / tokenizer, writer.file(tokenizer));
   auto config = w.config;
   config.name = name;
-  config.extra["fine_tuned_from"] = w.model_dir;
+  config.extra["fine_tuned_from"] = path_for_report(w.model_dir);
   encode::write_model_config(writer.staging_dir(), config);
   writer.commit();
 }

@@ -538,7 +538,7 @@ TrainReport train_end_to_end(verify::LearnedVerifier& model, const TextBank& ban
       return pairwise_accuracy(model, dev_bank, dev).select(opt.dev_metric);
     };
   auto report = run_loop(model, maps, {&impl.module(), trainee.w.net.get()}, optimizer, train, dev_accuracy,
-                         opt, cat("|mode=end2end|encoder=", trainee.w.model_dir, "|encoder_lr=", e2e.encoder_lr));
+                         opt, cat("|mode=end2end|encoder=", path_for_report(trainee.w.model_dir), "|encoder_lr=", e2e.encoder_lr));
   if (!report.stopped_at_max_steps) detail::save_use_lite_weights(trainee.w, e2e.encoder_out, "use-lite-ft");
   return report;
 }

@@ -151,6 +151,10 @@ TEST(EncoderTraining, GloveLossDropsAndModelLoads) {
   const auto info = nlohmann::json::parse(read_file(o.out_dir + "/training.json"));
   EXPECT_EQ(info.at("steps"), 30);
   EXPECT_EQ(info.at("format"), "verity-training");
+  // Provenance names the base model without a machine's absolute path.
+  EXPECT_NE(cfg.get_string("fine_tuned_from").front(), '/') << cfg.get_string("fine_tuned_from");
+  EXPECT_EQ(info.at("encoder").get<std::string>().find(":/"), std::string::npos) << info.at("encoder");
+  EXPECT_EQ(info.at("fingerprint").get<std::string>().find("=glove:/"), std::string::npos) << info.at("fingerprint");
 }
 
 // Runs `total` steps straight, and again stopped at step k and resumed: the
