@@ -100,6 +100,10 @@ nlohmann::json file_json(const std::string& path, uint64_t hash, size_t n, const
 
 // F5: pairs (balanced per source) and triples, calibrated on dev.
 void run_train_f5(TrainVerifierArgs& a) {
+  // F5's features are computed outside autograd, so no gradient can reach the encoder through it.
+  VERITY_CHECK(a.mode == "frozen", ConfigError, "--mode ", a.mode,
+               " is not available for --verifier f5 (its features are computed outside autograd): fine-tune the "
+               "encoder first (train-encoder) and train F5 on its maps with --encoder DIR");
   const auto pooled_term = train::parse_pooled_term(a.pooled_term);  // a bad value fails before any reading
   const auto threshold_rule = train::parse_threshold_rule(a.threshold_rule.value_or("plateau"));
   std::map<std::string, train::PairSourceData> by_source;
