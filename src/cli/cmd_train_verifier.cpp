@@ -40,6 +40,7 @@ struct TrainVerifierArgs {
   std::string encoder = "use-lite";
   std::string mode = "frozen";
   std::string encoder_out;  // end2end: fine-tuned encoder directory
+  std::vector<std::string> given_f3_f4_flags;  // flags of F3/F4 training the command line set
   double encoder_lr = 1e-5;
   std::string verifier = "f3";
   size_t map_size = verify::kDefaultMapSize;
@@ -99,11 +100,26 @@ nlohmann::json file_json(const std::string& path, uint64_t hash, size_t n, const
 }
 
 // F5: pairs (balanced per source) and triples, calibrated on dev.
+// Flags that only F3/F4 training reads; F5 refuses them rather than ignore them.
+constexpr const char* kF3F4OnlyFlags[] = {
+    "--test", "--encoder-lr", "--encoder-out", "--map-size", "--channels", "--dev-metric", "--f3-pool",
+    "--vit-patch", "--vit-dim", "--vit-layers", "--vit-heads", "--vit-mlp", "--loss", "--margin", "--mnrl-scale",
+    "--batch-size", "--checkpoint-dir", "--checkpoint-every", "--resume", "--max-steps", "--per-type",
+    "--train-map-width", "--retrieval", "--retrieval-ratio", "--retrieval-top", "--retrieval-dev-fraction",
+    "--threads"};
+
 void run_train_f5(TrainVerifierArgs& a) {
   // F5's features are computed outside autograd, so no gradient can reach the encoder through it.
   VERITY_CHECK(a.mode == "frozen", ConfigError, "--mode ", a.mode,
                " is not available for --verifier f5 (its features are computed outside autograd): fine-tune the "
                "encoder first (train-encoder) and train F5 on its maps with --encoder DIR");
+  if (!a.given_f3_f4_flags.empty()) {
+    std::string names;
+    for (const auto& f : a.given_f3_f4_flags) names += (names.empty() ? "" : ", ") + f;
+    throw ConfigError(cat(names, a.given_f3_f4_flags.size() == 1 ? " applies" : " apply",
+                          " to --verifier f3/f4 training only; F5 does not read ",
+                          a.given_f3_f4_flags.size() == 1 ? "it" : "them", " (see train-verifier --help)"));
+  }
   const auto pooled_term = train::parse_pooled_term(a.pooled_term);  // a bad value fails before any reading
   const auto threshold_rule = train::parse_threshold_rule(a.threshold_rule.value_or("plateau"));
   std::map<std::string, train::PairSourceData> by_source;
@@ -616,7 +632,11 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_option("--threshold-rule", a->threshold_rule,
                   std::string("F5 calibration's ") + kThresholdRuleHelp + " (default: plateau)");
   add_common_flags(cmd, a->common);
-  cmd->callback([a] { run_train_verifier(*a); });
+  cmd->callback([a, cmd] {
+    for (const char* flag : kF3F4OnlyFlags)
+      if (cmd->count(flag) > 0) a->given_f3_f4_flags.push_back(flag);
+    run_train_verifier(*a);
+  });
 }
 
 struct EnsembleArgs {

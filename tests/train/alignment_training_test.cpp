@@ -417,6 +417,12 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   r = verity_test::run(common + " --mode end2end --out " + out);  // F5 trains on a fixed encoder's maps only
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--mode end2end is not available for --verifier f5"), std::string::npos) << r.err;
+  r = verity_test::run(common + " --loss mnrl --resume --out " + out);  // F3/F4 flags are refused, not ignored
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--loss, --resume apply to --verifier f3/f4 training only"), std::string::npos) << r.err;
+  r = verity_test::run(common + " --test " + triples + " --out " + out);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--test applies to --verifier f3/f4 training only"), std::string::npos) << r.err;
   r = verity_test::run("train-verifier --verifier f3 --train " + triples + " --threshold-rule best --out " + out +
                        " --quiet");
   EXPECT_EQ(r.status, 2);
