@@ -90,6 +90,7 @@ struct Cache::Impl {
   CacheOptions opt;
   std::unique_ptr<Store> store;
   std::unique_ptr<encode::Encoder> encoder;
+  std::string encoder_identity;  // encode::encoder_identity, for the verifiers' trained-on check
   std::unique_ptr<verify::Verifier> verifier;
   size_t dim = 0;
   float default_threshold = 0;
@@ -502,6 +503,9 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
   m.encoder = encode::make_encoder(encoder_name);
   m.dim = m.encoder->dim();
   m.verifier = verify::make_verifier(m.opt.verifier);
+  m.encoder_identity = encode::encoder_identity(*m.encoder);
+  // A verifier reads only the maps of the encoder it was trained on.
+  verify::check_trained_encoder(*m.verifier, m.encoder_identity, m.encoder->spec());
   if (auto t = m.verifier->default_threshold()) {
     m.default_threshold = *t;
     m.threshold_source = "verifier";
@@ -702,6 +706,8 @@ Probe Cache::probe(const std::string& prompt, const std::string& ns,
   auto& m = *impl_;
   m.check_prompt(prompt);
   check_namespace(ns);
+  for (const auto* scorer : scorers)
+    if (scorer) verify::check_trained_encoder(*scorer, m.encoder_identity, m.encoder->spec());
   const int64_t now_ms = unix_ms();
   Probe out;
   if (auto exact = m.store->find_exact(ns, prompt, now_ms)) out.exact_id = exact->id;

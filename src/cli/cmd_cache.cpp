@@ -24,8 +24,9 @@ struct CacheArgs {
 
 void print_line(const std::string& s) { std::printf("%s\n", s.c_str()); }
 
-// One put request per line: {"prompt", "response", "namespace"?, "metadata"?, "ttl_s"?}.
-std::vector<cache::PutRequest> read_put_file(const std::string& path) {
+// One put request per line: {"prompt", "response", "namespace"?, "metadata"?, "ttl_s"?}; a field a
+// line leaves out takes the command line's value (`defaults`).
+std::vector<cache::PutRequest> read_put_file(const std::string& path, const cache::PutOptions& defaults) {
   std::vector<cache::PutRequest> out;
   data::for_each_content_line(path, [&](std::string_view line, size_t n) {
     json j;
@@ -37,6 +38,7 @@ std::vector<cache::PutRequest> read_put_file(const std::string& path) {
     auto where = [&](const char* field) { return cat(path, ":", n, ": field '", field, "'"); };
     VERITY_CHECK(j.is_object(), FormatError, path, ":", n, ": expected a JSON object");
     cache::PutRequest r;
+    r.options = defaults;
     for (const auto& [key, value] : j.items()) {
       if (key == "prompt" || key == "response" || key == "namespace") {
         VERITY_CHECK(value.is_string(), FormatError, where(key.c_str()), " must be a string");
@@ -63,14 +65,14 @@ void run_put(CacheArgs& a) {
   apply_common_flags(a.common);
   cache::Cache c(a.db, a.options);
   std::vector<cache::PutRequest> requests;
+  cache::PutOptions given{a.ns, a.metadata, std::nullopt};
+  if (a.ttl_s > 0) given.ttl_s = a.ttl_s;
   if (!a.jsonl.empty()) {
     VERITY_CHECK(a.prompt.empty() && a.response.empty(), ConfigError, "cache put: give --jsonl or --prompt/--response, not both");
-    requests = read_put_file(a.jsonl);
+    requests = read_put_file(a.jsonl, given);
   } else {
     VERITY_CHECK(!a.prompt.empty(), ConfigError, "cache put: --prompt is required (or --jsonl FILE)");
-    cache::PutRequest r{a.prompt, a.response, {a.ns, a.metadata, std::nullopt}};
-    if (a.ttl_s > 0) r.options.ttl_s = a.ttl_s;
-    requests.push_back(std::move(r));
+    requests.push_back({a.prompt, a.response, given});
   }
   auto results = c.put_batch(requests);
   size_t replaced = 0;
@@ -164,7 +166,8 @@ void setup_cache(CLI::App& app) {
     c->add_option("--metadata", a->metadata, "JSON object stored with the entry")->capture_default_str();
     c->add_option("--ttl", a->ttl_s, "Seconds until the entry expires (0 = never)")->check(CLI::NonNegativeNumber);
     c->add_option("--jsonl", a->jsonl,
-                  "Put every line {prompt, response, namespace?, metadata?, ttl_s?} of this file, in batches")
+                  "Put every line {prompt, response, namespace?, metadata?, ttl_s?} of this file, in batches (a field a line "
+                  "leaves out takes --namespace, --metadata, --ttl)")
         ->check(CLI::ExistingFile);
   }
   {

@@ -41,6 +41,7 @@ struct TrainVerifierArgs {
   std::string mode = "frozen";
   std::string encoder_out;  // end2end: fine-tuned encoder directory
   std::vector<std::string> given_f3_f4_flags;  // flags of F3/F4 training the command line set
+  std::vector<std::string> given_f5_flags;     // and those of F5 training
   double encoder_lr = 1e-5;
   std::string verifier = "f3";
   size_t map_size = verify::kDefaultMapSize;
@@ -108,18 +109,26 @@ constexpr const char* kF3F4OnlyFlags[] = {
     "--train-map-width", "--retrieval", "--retrieval-ratio", "--retrieval-top", "--retrieval-dev-fraction",
     "--threads"};
 
+// Flags that only F5 training reads; F3/F4 refuse them (several also have a check of their own, first).
+constexpr const char* kF5OnlyFlags[] = {
+    "--max-pairs-per-source", "--max-dev-pairs-per-source", "--f5-hidden", "--f5-embedding", "--f5-mlp",
+    "--f5-conv", "--f5-inputs", "--f5-lexicon-words", "--steps-per-epoch", "--pairs-per-source",
+    "--triples-per-step", "--lr-schedule", "--triple-weight", "--pooled-dropout", "--pooled-term"};
+
+// "--a applies" / "--a, --b apply" to what `scope` names.
+std::string flags_refused(const std::vector<std::string>& flags, const std::string& scope) {
+  std::string names;
+  for (const auto& f : flags) names += (names.empty() ? "" : ", ") + f;
+  return cat(names, flags.size() == 1 ? " applies" : " apply", " to ", scope, " only; ",
+             flags.size() == 1 ? "it is" : "they are", " not read here (see train-verifier --help)");
+}
+
 void run_train_f5(TrainVerifierArgs& a) {
   // F5's features are computed outside autograd, so no gradient can reach the encoder through it.
   VERITY_CHECK(a.mode == "frozen", ConfigError, "--mode ", a.mode,
                " is not available for --verifier f5 (its features are computed outside autograd): fine-tune the "
                "encoder first (train-encoder) and train F5 on its maps with --encoder DIR");
-  if (!a.given_f3_f4_flags.empty()) {
-    std::string names;
-    for (const auto& f : a.given_f3_f4_flags) names += (names.empty() ? "" : ", ") + f;
-    throw ConfigError(cat(names, a.given_f3_f4_flags.size() == 1 ? " applies" : " apply",
-                          " to --verifier f3/f4 training only; F5 does not read ",
-                          a.given_f3_f4_flags.size() == 1 ? "it" : "them", " (see train-verifier --help)"));
-  }
+  if (!a.given_f3_f4_flags.empty()) throw ConfigError(flags_refused(a.given_f3_f4_flags, "--verifier f3/f4 training"));
   const auto pooled_term = train::parse_pooled_term(a.pooled_term);  // a bad value fails before any reading
   const auto threshold_rule = train::parse_threshold_rule(a.threshold_rule.value_or("plateau"));
   std::map<std::string, train::PairSourceData> by_source;
@@ -295,6 +304,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
   VERITY_CHECK(!a.sample_seed, ConfigError,
                "--sample-seed draws F5's capped pair samples (--verifier f5); F3/F4 sample with --seed");
   VERITY_CHECK(a.f5_antonyms == "wordnet", ConfigError, "--f5-antonyms sets F5's lexicon (--verifier f5)");
+  if (!a.given_f5_flags.empty()) throw ConfigError(flags_refused(a.given_f5_flags, "--verifier f5 training"));
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,
@@ -635,6 +645,8 @@ void setup_train_verifier(CLI::App& app) {
   cmd->callback([a, cmd] {
     for (const char* flag : kF3F4OnlyFlags)
       if (cmd->count(flag) > 0) a->given_f3_f4_flags.push_back(flag);
+    for (const char* flag : kF5OnlyFlags)
+      if (cmd->count(flag) > 0) a->given_f5_flags.push_back(flag);
     run_train_verifier(*a);
   });
 }

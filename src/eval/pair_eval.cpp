@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "encode/registry.hpp"
 #include "verify/pair_scoring.hpp"
 
 namespace verity::eval {
@@ -23,6 +24,13 @@ std::vector<std::vector<float>> score_pairs_many(std::span<const std::string> a,
   VERITY_CHECK(a.size() == b.size(), ConfigError, "score_pairs: ", a.size(), " first texts but ", b.size(),
                " second texts");
   VERITY_CHECK(chunk > 0, ConfigError, "score_pairs: chunk size must be positive");
+  // A verifier reads only the maps of the encoder it was trained on.
+  std::string identity;
+  for (const auto* v : verifiers) {
+    if (!v || v->encoder().empty()) continue;
+    if (identity.empty()) identity = encode::encoder_identity(encoder);
+    verify::check_trained_encoder(*v, identity, encoder.spec());
+  }
   std::vector<std::vector<float>> out(verifiers.size());
   for (auto& o : out) o.reserve(a.size());
   encode::EncodeOptions eo;

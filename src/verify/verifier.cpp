@@ -117,6 +117,15 @@ std::unique_ptr<Verifier> load_verifier_file(const std::string& path) {
   return LearnedVerifier::load(path);
 }
 
+void check_trained_encoder(const Verifier& verifier, const std::string& encoder_identity,
+                           const std::string& encoder_spec) {
+  const auto trained_on = verifier.encoder();
+  if (trained_on.empty()) return;
+  VERITY_CHECK(trained_on == encoder_identity, ConfigError, "verifier ", verifier.spec(),
+               " was trained on maps of encoder ", trained_on, ", but the maps come from encoder ", spec_for_report(encoder_spec), " (",
+               encoder_identity, "); train a verifier for this encoder (scripts/train_verifier.sh) or use its encoder");
+}
+
 std::unique_ptr<Verifier> make_verifier(std::string_view spec) {
   const auto colon = spec.find(':');
   const std::string_view kind = spec.substr(0, colon);

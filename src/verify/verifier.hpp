@@ -73,6 +73,12 @@ class Verifier {
   virtual bool is_trained() const = 0;
 };
 
+// A ConfigError naming both encoders when `verifier` was trained on maps of
+// another encoder than the one whose identity (encode's encoder_identity) and
+// spec are given; a verifier that works on any encoder's maps always passes.
+void check_trained_encoder(const Verifier& verifier, const std::string& encoder_identity,
+                           const std::string& encoder_spec);
+
 // Builds a verifier from a factory string; unknown kinds/keys and bad values
 // throw ConfigError listing the valid ones, damaged weight files FormatError.
 std::unique_ptr<Verifier> make_verifier(std::string_view spec);

@@ -35,12 +35,14 @@ TEST_F(CacheCli, PutLookupRemoveClearStats) {
   EXPECT_EQ(l["response"], "Paris");
   auto miss = run("cache lookup" + flags() + "--prompt 'Capital of France' --min-probability 1 --json");
   EXPECT_EQ(json::parse(miss.out)["hit"], false);
-  auto bulk = run("cache put" + flags() + "--jsonl " + fixture("put.jsonl") + " --json");
+  // --namespace is the namespace of the lines that name none (the file's third).
+  auto bulk = run("cache put" + flags() + "--jsonl " + fixture("put.jsonl") + " --namespace ops --json");
   ASSERT_EQ(bulk.status, 0) << bulk.err;
   EXPECT_EQ(json::parse(bulk.out)["puts"], 3);
   auto stats = json::parse(run("cache stats" + flags() + "--json").out);
   EXPECT_EQ(stats["entries"], 4);
   EXPECT_EQ(stats["namespaces"]["docs"]["entries"], 2);
+  EXPECT_EQ(stats["namespaces"]["ops"]["entries"], 1);
   EXPECT_EQ(stats["threshold_source"], "fallback");
   auto removed = run("cache remove" + flags() + "--id " + std::to_string(p["id"].get<int64_t>()) + " --json");
   EXPECT_EQ(removed.status, 0) << removed.err;

@@ -423,6 +423,10 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   r = verity_test::run(common + " --test " + triples + " --out " + out);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--test applies to --verifier f3/f4 training only"), std::string::npos) << r.err;
+  // ... and F3/F4 refuse F5's (a cosine schedule would have stayed constant).
+  r = verity_test::run("train-verifier --verifier f3 --train " + triples + " --lr-schedule cosine --out " + out + " --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--lr-schedule applies to --verifier f5 training only"), std::string::npos) << r.err;
   r = verity_test::run("train-verifier --verifier f3 --train " + triples + " --threshold-rule best --out " + out +
                        " --quiet");
   EXPECT_EQ(r.status, 2);
@@ -602,6 +606,19 @@ TEST(TrainVerifierF5Cli, TrainsCalibratesAndRecordsThePooledTerm) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("some-other-encoder@0123"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(before->encoder()), std::string::npos) << r.err;
+  // So do the evaluations and the cache, which read maps through the same scorers.
+  const auto other_spec = "f5:" + other_path;
+  for (const std::string& command :
+       {"pairs-eval --data " + train + " --verifier " + other_spec,
+        "nearmiss-eval --data " + triples + " --verifier " + other_spec,
+        "cache put --db " + (dir / "other.sqlite").string() + " --verifier " + other_spec + " --prompt p --response r"}) {
+    r = verity_test::run(command + " --encoder bert:" + encoder + " --quiet");
+    EXPECT_EQ(r.status, 2) << command;
+    EXPECT_NE(r.err.find("some-other-encoder@0123"), std::string::npos) << command << ": " << r.err;
+    EXPECT_NE(r.err.find(before->encoder()), std::string::npos) << command << ": " << r.err;
+  }
+  r = verity_test::run("pairs-eval --data " + train + " --verifier f5:" + out + " --encoder bert:" + encoder + " --quiet");
+  EXPECT_EQ(r.status, 0) << r.err;  // its own encoder
   // Not an F5 file; no labelled input; an unknown pooled term.
   r = verity_test::run("calibrate --verifier " + train + " --dev-pairs " + train + " --out " + recal + " --quiet");
   EXPECT_EQ(r.status, 2);
