@@ -21,13 +21,15 @@ import argparse
 import collections
 import json
 import math
+import os
 import random
-import re
 import sys
 
 import numpy as np
 
-WORD = re.compile(r"[a-z0-9']+")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overlap_buckets import words  # noqa: E402
+
 SIDE_INPUTS = {
     "logit": [0],
     "logit+cosine": [0, 1],
@@ -81,7 +83,7 @@ def read_texts(rows, pairs_dir):
 
 def features(score, cosine, a, b):
     p = min(max(score, 1e-6), 1 - 1e-6)
-    wa, wb = WORD.findall(a.lower()), WORD.findall(b.lower())
+    wa, wb = words(a), words(b)
     sa, sb = set(wa), set(wb)
     return [math.log(p / (1 - p)), cosine, math.log1p(len(wa) + len(wb)),
             abs(len(wa) - len(wb)) / max(1, len(wa) + len(wb)), len(sa & sb) / max(1, len(sa | sb))]

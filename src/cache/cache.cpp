@@ -90,7 +90,15 @@ struct Cache::Impl {
   CacheOptions opt;
   std::unique_ptr<Store> store;
   std::unique_ptr<encode::Encoder> encoder;
-  std::string encoder_identity;  // encode::encoder_identity, for the verifiers' trained-on check
+  // encode::encoder_identity, hashed from the model files the first time a
+  // verifier trained on one encoder needs checking (never for F0-F2).
+  std::once_flag identity_once;
+  std::string identity;
+  void check_maps_fit(const verify::Verifier& v) {
+    if (v.encoder().empty()) return;
+    std::call_once(identity_once, [&] { identity = encode::encoder_identity(*encoder); });
+    verify::check_trained_encoder(v, identity, encoder->spec());
+  }
   std::unique_ptr<verify::Verifier> verifier;
   size_t dim = 0;
   float default_threshold = 0;
@@ -503,9 +511,7 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
   m.encoder = encode::make_encoder(encoder_name);
   m.dim = m.encoder->dim();
   m.verifier = verify::make_verifier(m.opt.verifier);
-  m.encoder_identity = encode::encoder_identity(*m.encoder);
-  // A verifier reads only the maps of the encoder it was trained on.
-  verify::check_trained_encoder(*m.verifier, m.encoder_identity, m.encoder->spec());
+  m.check_maps_fit(*m.verifier);  // a verifier reads only the maps of the encoder it was trained on
   if (auto t = m.verifier->default_threshold()) {
     m.default_threshold = *t;
     m.threshold_source = "verifier";
@@ -707,7 +713,7 @@ Probe Cache::probe(const std::string& prompt, const std::string& ns,
   m.check_prompt(prompt);
   check_namespace(ns);
   for (const auto* scorer : scorers)
-    if (scorer) verify::check_trained_encoder(*scorer, m.encoder_identity, m.encoder->spec());
+    if (scorer) m.check_maps_fit(*scorer);
   const int64_t now_ms = unix_ms();
   Probe out;
   if (auto exact = m.store->find_exact(ns, prompt, now_ms)) out.exact_id = exact->id;

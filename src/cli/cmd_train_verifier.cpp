@@ -100,7 +100,6 @@ nlohmann::json file_json(const std::string& path, uint64_t hash, size_t n, const
   return {{"path", std::filesystem::path(path).filename().string()}, {"fnv1a64", hex(hash)}, {what, n}};
 }
 
-// F5: pairs (balanced per source) and triples, calibrated on dev.
 // Flags that only F3/F4 training reads; F5 refuses them rather than ignore them.
 constexpr const char* kF3F4OnlyFlags[] = {
     "--test", "--encoder-lr", "--encoder-out", "--map-size", "--channels", "--dev-metric", "--f3-pool",
@@ -123,6 +122,7 @@ std::string flags_refused(const std::vector<std::string>& flags, const std::stri
              flags.size() == 1 ? "it is" : "they are", " not read here (see train-verifier --help)");
 }
 
+// F5: pairs (balanced per source) and triples, calibrated on dev.
 void run_train_f5(TrainVerifierArgs& a) {
   // F5's features are computed outside autograd, so no gradient can reach the encoder through it.
   VERITY_CHECK(a.mode == "frozen", ConfigError, "--mode ", a.mode,
