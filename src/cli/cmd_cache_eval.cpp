@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -117,9 +118,15 @@ std::vector<double> loadavg() {
   return v;
 }
 
-void run_cache_eval(CacheEvalArgs& a) {
+void run_cache_eval(CacheEvalArgs& a, const CLI::App* cmd) {
   apply_common_flags(a.common);
   install_interrupt_handler();
+  // The verifier that decides lookup() is reported too, not only timed.
+  auto& scorers = a.options.scorers;
+  if (cmd->count("--verifier") > 0 && std::find(scorers.begin(), scorers.end(), a.options.cache.verifier) == scorers.end()) {
+    log("cache-eval: --verifier ", a.options.cache.verifier, " is scored too (added to --scorer)");
+    scorers.push_back(a.options.cache.verifier);
+  }
   const auto load_at_start = loadavg();
   VERITY_CHECK(!a.pairs.empty() || !a.triples.empty(), ConfigError, "cache-eval: give --pairs or --triples");
   struct Input {
@@ -218,7 +225,7 @@ void setup_cache_eval(CLI::App& app) {
   cmd->add_option("--plot", args->plot, "Write the precision–hit-ratio curves as an SVG");
   add_cache_flags(cmd, o.cache, "");
   add_common_flags(cmd, args->common);
-  cmd->callback([args] { run_cache_eval(*args); });
+  cmd->callback([args, cmd] { run_cache_eval(*args, cmd); });
 }
 
 VERITY_REGISTER_COMMAND("cache-eval", setup_cache_eval);

@@ -152,8 +152,9 @@ void setup_calibrate(CLI::App& app) {
                   "file (the gate is the file's own calibration, so every verdict stays the file's)")
       ->capture_default_str();
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
-                  "Seeded cap on the pairs of each source (0: all); with --seed S, the sample train-verifier's "
-                  "--max-dev-pairs-per-source draws with --sample-seed S")
+                  "Seeded cap on the pairs of each --dev-pairs source (0: all); with --seed S, the sample "
+                  "train-verifier's --max-dev-pairs-per-source draws with --sample-seed S. The --dev-triples are "
+                  "all read, as train-verifier reads its near-miss dev triples")
       ->capture_default_str();
   cmd->add_option("--add-antonyms", a->add_antonyms,
                   "Before the fit, add to the verifier's lexicon: none | relations (opposites of spatial, time and "

@@ -45,9 +45,11 @@ void print_table(const std::vector<std::string>& metric_names,
   }
 }
 
-void run_eval(EvalArgs& a) {
+void run_eval(EvalArgs& a, const CLI::App* cmd) {
   apply_common_flags(a.common);
   install_interrupt_handler();
+  check_pipeline_flags(cmd, a.pipeline, "--retriever", false);
+  fit_candidates_to_k(cmd, a.pipeline, a.options.k);
   a.options.pipeline = a.pipeline.resolved();
   a.options.metrics.metrics = eval::parse_metrics(a.metrics);
   a.options.metrics.ignore_identical_ids = a.ignore_identical_ids;
@@ -128,7 +130,7 @@ void setup_eval(CLI::App& app) {
   cmd->add_option("--run", args->run_path,
                   "Write a TREC run file (with several datasets: FILE.<dataset>)");
   add_common_flags(cmd, args->common);
-  cmd->callback([args] { run_eval(*args); });
+  cmd->callback([args, cmd] { run_eval(*args, cmd); });
 }
 
 VERITY_REGISTER_COMMAND("eval", setup_eval);

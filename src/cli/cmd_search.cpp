@@ -14,9 +14,11 @@ struct SearchArgs {
   size_t k = 10;
 };
 
-void run_search(SearchArgs& a) {
+void run_search(SearchArgs& a, const CLI::App* cmd) {
   apply_common_flags(a.common);
   VERITY_CHECK(a.k > 0, ConfigError, "--k must be positive");
+  check_pipeline_flags(cmd, a.pipeline, "--stage1", false);
+  fit_candidates_to_k(cmd, a.pipeline, a.k);
   search::Pipeline pipeline(a.index, a.pipeline.resolved());
   search::StageTimings t;
   auto hits = pipeline.search(a.query, a.k, &t);
@@ -67,7 +69,7 @@ void setup_search(CLI::App& app) {
   cmd->add_option("--encoder", args->pipeline.options.encoder,
                   "Override the encoder recorded in the index");
   add_common_flags(cmd, args->common);
-  cmd->callback([args] { run_search(*args); });
+  cmd->callback([args, cmd] { run_search(*args, cmd); });
 }
 
 VERITY_REGISTER_COMMAND("search", setup_search);

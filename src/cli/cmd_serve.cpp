@@ -67,8 +67,17 @@ class SignalWatcher {
   std::thread thread_;
 };
 
-void run_serve(ServeArgs& a) {
+void run_serve(ServeArgs& a, const CLI::App* cmd) {
   apply_common_flags(a.common);
+  if (a.index.empty()) {
+    auto given = given_flags(cmd, kPipelineFlagNames);
+    for (const auto& f : given_flags(cmd, {"--stage1", "--encoder", "--encoder-threads", "--max-k", "--max-candidates"}))
+      given.push_back(f);
+    if (!given.empty())
+      throw ConfigError(flags_refused(given, "/search and /verify over --index",
+                                      "serve --help; the cache takes --cache-encoder, --cache-verifier, ..."));
+  }
+  check_pipeline_flags(cmd, a.pipeline, "--stage1", true);
   sigset_t stop_signals = block_stop_signals();
   auto options = a.server;
   options.pipeline = a.pipeline.resolved();
@@ -157,7 +166,7 @@ void setup_serve(CLI::App& app) {
                   "Override the encoder recorded in the index");
   add_cache_flags(cmd, s.cache, "cache-");
   add_common_flags(cmd, args->common);
-  cmd->callback([args] { run_serve(*args); });
+  cmd->callback([args, cmd] { run_serve(*args, cmd); });
 }
 
 VERITY_REGISTER_COMMAND("serve", setup_serve);

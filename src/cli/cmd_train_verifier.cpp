@@ -114,21 +114,13 @@ constexpr const char* kF5OnlyFlags[] = {
     "--f5-conv", "--f5-inputs", "--f5-lexicon-words", "--steps-per-epoch", "--pairs-per-source",
     "--triples-per-step", "--lr-schedule", "--triple-weight", "--pooled-dropout", "--pooled-term"};
 
-// "--a applies" / "--a, --b apply" to what `scope` names.
-std::string flags_refused(const std::vector<std::string>& flags, const std::string& scope) {
-  std::string names;
-  for (const auto& f : flags) names += (names.empty() ? "" : ", ") + f;
-  return cat(names, flags.size() == 1 ? " applies" : " apply", " to ", scope, " only; ",
-             flags.size() == 1 ? "it is" : "they are", " not read here (see train-verifier --help)");
-}
-
 // F5: pairs (balanced per source) and triples, calibrated on dev.
 void run_train_f5(TrainVerifierArgs& a) {
   // F5's features are computed outside autograd, so no gradient can reach the encoder through it.
   VERITY_CHECK(a.mode == "frozen", ConfigError, "--mode ", a.mode,
                " is not available for --verifier f5 (its features are computed outside autograd): fine-tune the "
                "encoder first (train-encoder) and train F5 on its maps with --encoder DIR");
-  if (!a.given_f3_f4_flags.empty()) throw ConfigError(flags_refused(a.given_f3_f4_flags, "--verifier f3/f4 training"));
+  if (!a.given_f3_f4_flags.empty()) throw ConfigError(flags_refused(a.given_f3_f4_flags, "--verifier f3/f4 training", "train-verifier --help"));
   const auto pooled_term = train::parse_pooled_term(a.pooled_term);  // a bad value fails before any reading
   const auto threshold_rule = train::parse_threshold_rule(a.threshold_rule.value_or("plateau"));
   std::map<std::string, train::PairSourceData> by_source;
@@ -304,7 +296,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
   VERITY_CHECK(!a.sample_seed, ConfigError,
                "--sample-seed draws F5's capped pair samples (--verifier f5); F3/F4 sample with --seed");
   VERITY_CHECK(a.f5_antonyms == "wordnet", ConfigError, "--f5-antonyms sets F5's lexicon (--verifier f5)");
-  if (!a.given_f5_flags.empty()) throw ConfigError(flags_refused(a.given_f5_flags, "--verifier f5 training"));
+  if (!a.given_f5_flags.empty()) throw ConfigError(flags_refused(a.given_f5_flags, "--verifier f5 training", "train-verifier --help"));
   VERITY_CHECK(a.mode == "frozen" || a.mode == "end2end", ConfigError, "--mode ", a.mode,
                " is unknown (valid: frozen, end2end)");
   VERITY_CHECK(a.verifier == "f3" || a.f3_pool == "mean", ConfigError, "--f3-pool ", a.f3_pool,

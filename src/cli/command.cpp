@@ -37,6 +37,20 @@ void print_json(const nlohmann::json& j) {
   std::fflush(stdout);
 }
 
+std::vector<std::string> given_flags(const CLI::App* cmd, std::initializer_list<const char*> flags) {
+  std::vector<std::string> given;
+  for (const char* flag : flags)
+    if (cmd->count(flag) > 0) given.push_back(flag);
+  return given;
+}
+
+std::string flags_refused(const std::vector<std::string>& flags, const std::string& scope, const std::string& help) {
+  std::string names;
+  for (const auto& f : flags) names += (names.empty() ? "" : ", ") + f;
+  return cat(names, flags.size() == 1 ? " applies" : " apply", " to ", scope, " only; ",
+             flags.size() == 1 ? "it is" : "they are", " not read here (see ", help, ")");
+}
+
 int register_command(const std::string& name, CommandSetup setup) {
   registry().emplace(name, std::move(setup));
   return 0;

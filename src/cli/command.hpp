@@ -4,6 +4,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace verity::cli {
 
@@ -22,6 +23,11 @@ const std::string& invocation();
 
 // Prints exactly one JSON object on stdout.
 void print_json(const nlohmann::json& j);
+
+// Those of `flags` the command line gave (a flag left at its default is not given).
+std::vector<std::string> given_flags(const CLI::App* cmd, std::initializer_list<const char*> flags);
+// "--a applies" / "--a, --b apply" to what `scope` names "only; ... not read here (see `help`)".
+std::string flags_refused(const std::vector<std::string>& flags, const std::string& scope, const std::string& help);
 
 // A subcommand adds itself to the app; its callback does the work and may throw
 // verity::Error (mapped to exit 1) or verity::ConfigError (exit 2).

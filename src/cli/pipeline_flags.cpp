@@ -1,5 +1,8 @@
 #include "cli/pipeline_flags.hpp"
 
+#include "cli/command.hpp"
+#include "core/log.hpp"
+
 namespace verity::cli {
 
 void add_pipeline_flags(CLI::App* cmd, PipelineFlags& f, const std::string& stage1_flag) {
@@ -25,6 +28,33 @@ void add_pipeline_flags(CLI::App* cmd, PipelineFlags& f, const std::string& stag
   cmd->add_option("--reject-below", f.reject_below,
                   "Verdict threshold: verifier score below it -> near-miss")
       ->each([&f](const std::string&) { f.has_reject_below = true; });
+}
+
+void check_pipeline_flags(const CLI::App* cmd, const PipelineFlags& f, const std::string& stage1_flag,
+                          bool per_request) {
+  const auto& o = f.options;
+  const std::string help = cmd->get_name() + " --help";
+  auto refuse = [&](std::initializer_list<const char*> flags, const std::string& scope) {
+    auto given = given_flags(cmd, flags);
+    if (!given.empty()) throw ConfigError(flags_refused(given, scope, help));
+  };
+  if (!per_request && o.stage1 != "hybrid")
+    refuse({"--fusion", "--rrf-k", "--dense-weight"}, stage1_flag + " hybrid");
+  if (o.fusion != "rrf") refuse({"--rrf-k"}, "--fusion rrf");
+  if (o.fusion != "weighted") refuse({"--dense-weight"}, "--fusion weighted");
+  if (!per_request && o.verifier == "none")
+    refuse({"--combine", "--verifier-weight", "--penalty-beta", "--penalty-tau"}, "a stage 2 (--verifier)");
+  if (o.combine != "weighted") refuse({"--verifier-weight"}, "--combine weighted");
+  if (o.combine != "penalty") refuse({"--penalty-beta", "--penalty-tau"}, "--combine penalty");
+}
+
+void fit_candidates_to_k(const CLI::App* cmd, PipelineFlags& f, size_t k) {
+  auto& K = f.options.candidates;
+  if (K >= k) return;
+  VERITY_CHECK(cmd->count("--candidates") == 0, ConfigError, "--candidates ", K, " is below --k ", k,
+               ": stage 1 would pass only ", K, " results; give --candidates ", k, " or more");
+  log("candidates (K) raised from ", K, " to --k ", k);
+  K = k;
 }
 
 }  // namespace verity::cli

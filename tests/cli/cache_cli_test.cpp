@@ -80,13 +80,18 @@ TEST_F(CacheCli, CacheEvalReportsEveryScorerAndWritesThePlot) {
   EXPECT_TRUE(isa == "avx512" || isa == "avx2" || isa == "portable") << isa;
   EXPECT_TRUE(j["hardware"]["bf16_maps"].is_boolean());
   // VERITY_KERNEL_ISA pins a slower path (bf16 maps, an AVX-512 path, go with it); a bad value is a usage error.
-  const std::string small = "cache-eval --pairs " + fixture("pairs.jsonl") + " --scorer f1 --protocol pairs --encoder use-lite:" +
+  // --verifier decides lookup(); named without a --scorer of its own, it is scored too.
+  const std::string small = "cache-eval --pairs " + fixture("pairs.jsonl") + " --scorer cosine --protocol pairs --encoder use-lite:" +
                             verity_test::use_lite_dir() + " --verifier f1 --work-dir " + dir_.string() + " --json --quiet";
   auto pinned = run(small, "VERITY_KERNEL_ISA=portable");
   ASSERT_EQ(pinned.status, 0) << pinned.err;
   auto pj = json::parse(pinned.out);
   EXPECT_EQ(pj["hardware"]["kernel_isa"], "portable");
   EXPECT_EQ(pj["hardware"]["bf16_maps"], false);
+  ASSERT_EQ(pj["files"][0]["scorers"].size(), 2u);
+  EXPECT_EQ(pj["files"][0]["scorers"][0]["name"], "cosine");
+  EXPECT_EQ(pj["files"][0]["scorers"][1]["name"], "f1");
+  EXPECT_EQ(pj["scorers"], json::array({"cosine", "f1"}));
   auto refused = run(small, "VERITY_KERNEL_ISA=sse9");
   EXPECT_NE(refused.status, 0);
   EXPECT_TRUE(refused.out.empty());

@@ -93,6 +93,61 @@ TEST(Cli, IndexThenSearch) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+TEST(Cli, FlagsTheChosenModesNeverReadAreRefused) {
+  auto dir = temp_dir("modes");
+  ASSERT_EQ(run("index --quiet --corpus " + fixture() + " --out " + dir + "/idx --bm25").status, 0);
+  const std::string search = "search --index " + dir + "/idx --query 'measles vaccine' --json ";
+  struct Case {
+    std::string flags, named, scope;
+  };
+  const Case refused[] = {
+      {"--fusion rrf", "--fusion", "--stage1 hybrid"},
+      {"--stage1 bm25 --rrf-k 10 --dense-weight 0.3", "--rrf-k, --dense-weight", "--stage1 hybrid"},
+      {"--stage1 hybrid --rrf-k 10", "--rrf-k", "--fusion rrf"},
+      {"--stage1 hybrid --fusion rrf --dense-weight 0.3", "--dense-weight", "--fusion weighted"},
+      {"--combine rerank", "--combine", "a stage 2 (--verifier)"},
+      {"--verifier f0 --combine rerank --verifier-weight 0.5", "--verifier-weight", "--combine weighted"},
+      {"--verifier f0 --penalty-beta 0.3 --penalty-tau 0.5", "--penalty-beta, --penalty-tau", "--combine penalty"},
+  };
+  for (const auto& c : refused) {
+    auto r = run(search + c.flags);
+    EXPECT_EQ(r.status, 2) << c.flags << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.flags;
+    EXPECT_NE(r.err.find(c.named + (c.named.find(',') == std::string::npos ? " applies" : " apply") + " to " + c.scope),
+              std::string::npos)
+        << c.flags << ": " << r.err;
+  }
+  auto r = run("eval --dataset " + fixture() + " --retriever bm25 --fusion rrf --json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--fusion applies to --retriever hybrid"), std::string::npos) << r.err;
+  // Flags of the chosen modes pass (the bm25-only index then lacks the verifier's tokens).
+  r = run(search + "--verifier f0 --combine penalty --penalty-beta 0.3");
+  EXPECT_EQ(r.err.find(" not read here"), std::string::npos) << r.err;
+
+  // K below k: refused when given, raised to k when left at its default.
+  r = run(search + "--k 3 --candidates 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--candidates 2 is below --k 3"), std::string::npos) << r.err;
+  r = run(search + "--k 150");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("raised from 100 to --k 150"), std::string::npos) << r.err;
+  EXPECT_NE(nlohmann::json::parse(r.out)["pipeline"].get<std::string>().find("K=150"), std::string::npos) << r.out;
+  r = run("eval --dataset " + fixture() + " --retriever bm25 --k 100 --candidates 10 --json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--candidates 10 is below --k 100"), std::string::npos) << r.err;
+
+  // A cache-only server has no /search or /verify: their flags are refused, not ignored.
+  r = run("serve --cache " + dir + "/cache.sqlite --verifier f1 --port 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--verifier applies to /search and /verify over --index"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--cache-verifier"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/cache.sqlite")) << "refused before the cache is opened";
+  // A server picks stage 1 and the verifier per request: only the modes no request changes decide.
+  r = run("serve --index " + dir + "/idx --fusion rrf --rrf-k 10 --combine rerank --verifier-weight 0.5 --port 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--verifier-weight applies to --combine weighted"), std::string::npos) << r.err;
+}
+
 TEST(Cli, BadInputGivesClearErrorsAndExitCodes) {
   auto r = run("eval --dataset /nonexistent/dir");
   EXPECT_EQ(r.status, 2);
