@@ -30,13 +30,14 @@ def main():
         report = verity.build_index(args.dataset, str(index), bm25=True, dense=True, tokens=True)
         print(f"indexed {report['docs']} documents ({', '.join(report['parts'])}) in {report['seconds']:.1f} s")
 
-    # 2. Search: hybrid stage 1, then the F1 verifier reranks the 100 candidates.
-    pipeline = verity.Pipeline(str(index), stage1="hybrid", verifier="f1", candidates=100)
+    # 2. Search with the two-stage default: hybrid stage 1, then the default verifier scores the
+    #    100 candidates (a calibrated P(same meaning) and a verdict for each).
+    pipeline = verity.Pipeline(str(index), candidates=100)
     query = "Measles vaccination reduces childhood mortality."
     print(f"\n{pipeline.describe()}\nquery: {query}")
     for rank, hit in enumerate(pipeline.search(query, k=5), 1):
         print(f"{rank}. {hit.id:>10}  score {hit.score:.3f}  (stage 1 {hit.stage1_score:.3f}, "
-              f"verifier {hit.verifier_score:.3f})  {hit.title[:70]}")
+              f"verifier {hit.verifier_score:.3f}, {hit.verdict})  {hit.title[:70]}")
 
     # 3. Verify without an index: does each text say the same as the claim?
     claim = "The vaccine reduced mortality in children."

@@ -133,11 +133,14 @@ parts, token_vectors, seconds, encode_seconds.)");
   const search::PipelineOptions p;
   py::class_<search::Pipeline, std::shared_ptr<search::Pipeline>>(m, "Pipeline", R"(The two-stage search pipeline over an index directory.
 
-Stage 1 recalls `candidates` documents (bm25 | dense | hybrid); stage 2 scores
-each on its token similarity map with `verifier` (none | f0 | f1 | f2 |
-f3:PATH | f4:PATH | ensemble:PATH | default) and reranks by `combine`.
+Stage 1 recalls `candidates` documents (bm25 | dense | hybrid | auto); stage 2
+scores each on its token similarity map with `verifier` (none | f0 | f1 | f2 |
+f3:PATH | f4:PATH | ensemble:PATH | default | auto) and reranks by `combine`.
 stage1="dense"/"hybrid" needs an index built with dense=True, a verifier one
-built with tokens=True. Formulas: docs/PIPELINE.md. Thread-safe: search may be
+built with tokens=True. The defaults, "auto", are the two-stage default where
+the index allows it: hybrid with a dense part (else bm25), and the default
+verifier on token vectors of the encoder it was trained on (F1 on another
+encoder's, none without token vectors); `stage1` and `verifier` name what ran. Formulas: docs/PIPELINE.md. Thread-safe: search may be
 called from many Python threads at once (the GIL is released).)")
       .def(py::init([](const std::string& index_dir, const std::string& stage1, const std::string& verifier,
                        size_t candidates, const std::string& fusion, double rrf_k, double dense_weight,
@@ -150,7 +153,7 @@ called from many Python threads at once (the GIL is released).)")
              o.threads = threads;
              return without_gil([&] { return std::make_shared<search::Pipeline>(index_dir, o); });
            }),
-           py::arg("index_dir"), py::arg("stage1") = "hybrid", py::arg("verifier") = "f1",
+           py::arg("index_dir"), py::arg("stage1") = "auto", py::arg("verifier") = "auto",
            py::arg("candidates") = p.candidates, py::kw_only(), py::arg("fusion") = p.fusion,
            py::arg("rrf_k") = p.rrf_k, py::arg("dense_weight") = p.dense_weight,
            py::arg("combine") = p.combine, py::arg("verifier_weight") = p.verifier_weight,
@@ -183,6 +186,15 @@ A missing part or a bad option raises ConfigError naming it.)")
           py::arg("query"), py::arg("texts"),
           "Stage 2 alone: one Verification per text, with this pipeline's encoder and verifier "
           "(verdicts at reject_below).")
+      .def_property_readonly(
+          "stage1", [](const search::Pipeline& self) { return self.options().stage1; },
+          "Stage 1 as it runs (\"auto\" resolved): bm25 | dense | hybrid.")
+      .def_property_readonly(
+          "verifier", [](const search::Pipeline& self) { return self.options().verifier; },
+          "Stage 2's verifier as it runs (\"auto\" resolved); \"none\" without one.")
+      .def_property_readonly(
+          "threshold", [](const search::Pipeline& self) { return self.verdict_threshold(); },
+          "Verdict threshold: reject_below, else the verifier's calibrated one; None without either.")
       .def("describe", &search::Pipeline::describe, "Stage-1 / verifier / combine specs, for provenance.")
       .def("__len__", [](const search::Pipeline& self) { return self.docs().size(); }, "Documents in the index.")
       .def("__repr__", [](const search::Pipeline& self) { return "<verity.Pipeline " + self.describe() + ">"; });

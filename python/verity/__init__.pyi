@@ -51,7 +51,7 @@ class Verification:
 
 class Pipeline:
     """The two-stage search pipeline over an index directory (thread-safe)."""
-    def __init__(self, index_dir: str, stage1: str = "hybrid", verifier: str = "f1",
+    def __init__(self, index_dir: str, stage1: str = "auto", verifier: str = "auto",
                  candidates: int = 100, *, fusion: str = "weighted", rrf_k: float = 60.0,
                  dense_weight: float = 0.2, combine: str = "weighted",
                  verifier_weight: float = 0.2, penalty_beta: float = 0.5,
@@ -61,6 +61,12 @@ class Pipeline:
         """Top-k hits for query, best first. Releases the GIL; thread-safe."""
     def verify(self, query: str, texts: Sequence[str]) -> List[Verification]:
         """Stage 2 alone with this pipeline's encoder and verifier."""
+    @property
+    def stage1(self) -> str: ...
+    @property
+    def verifier(self) -> str: ...
+    @property
+    def threshold(self) -> Optional[float]: ...
     def describe(self) -> str: ...
     def __len__(self) -> int: ...
 

@@ -1,6 +1,7 @@
 // verity search: query an index directory through the two-stage pipeline.
 #include "cli/command.hpp"
 #include "cli/pipeline_flags.hpp"
+#include "index/index_dir.hpp"
 #include "core/log.hpp"
 #include "index/doc_store.hpp"
 
@@ -17,6 +18,7 @@ struct SearchArgs {
 void run_search(SearchArgs& a, const CLI::App* cmd) {
   apply_common_flags(a.common);
   VERITY_CHECK(a.k > 0, ConfigError, "--k must be positive");
+  a.pipeline.options = search::resolve_auto_parts(index::read_index_manifest(a.index), a.pipeline.options);
   check_pipeline_flags(cmd, a.pipeline, "--stage1", false);
   fit_candidates_to_k(cmd, a.pipeline, a.k);
   search::Pipeline pipeline(a.index, a.pipeline.resolved());
@@ -51,7 +53,7 @@ void run_search(SearchArgs& a, const CLI::App* cmd) {
     std::string title(docs.title(h.doc));
     if (title.empty()) title = std::string(docs.text(h.doc).substr(0, 80));
     std::printf("%3zu  %-12s %9.4f", r + 1, h.id.c_str(), h.score);
-    if (h.verifier_score) std::printf("  stage1 %9.4f", h.stage1_score);
+    if (h.verifier_score) std::printf("  stage1 %9.4f  verifier %7.4f", h.stage1_score, *h.verifier_score);
     if (!h.verdict.empty()) std::printf("  %-9s", h.verdict.c_str());
     std::printf("  %s\n", title.c_str());
   }
@@ -65,6 +67,7 @@ void setup_search(CLI::App& app) {
   cmd->add_option("--index", args->index, "Index directory built by 'verity index'")->required();
   cmd->add_option("--query", args->query, "Query text")->required();
   cmd->add_option("--k", args->k, "Number of results")->capture_default_str();
+  args->pipeline.options.stage1 = args->pipeline.options.verifier = "auto";  // the two-stage default
   add_pipeline_flags(cmd, args->pipeline, "--stage1");
   cmd->add_option("--encoder", args->pipeline.options.encoder,
                   "Override the encoder recorded in the index");

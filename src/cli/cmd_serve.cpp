@@ -161,6 +161,7 @@ void setup_serve(CLI::App& app) {
   cmd->add_option("--max-candidates", s.max_candidates, "Most candidates per /verify request (more: 422)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  args->pipeline.options.stage1 = args->pipeline.options.verifier = "auto";  // the two-stage default
   add_pipeline_flags(cmd, args->pipeline, "--stage1");
   cmd->add_option("--encoder", args->pipeline.options.encoder,
                   "Override the encoder recorded in the index");

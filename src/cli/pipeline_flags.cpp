@@ -7,7 +7,11 @@ namespace verity::cli {
 
 void add_pipeline_flags(CLI::App* cmd, PipelineFlags& f, const std::string& stage1_flag) {
   auto& o = f.options;
-  cmd->add_option(stage1_flag, o.stage1, "Stage 1: bm25 | dense | hybrid")->capture_default_str();
+  cmd->add_option(stage1_flag, o.stage1,
+                  o.stage1 == "auto" ? "Stage 1: bm25 | dense | hybrid | auto (hybrid when the index has a dense part, "
+                                       "else bm25)"
+                                     : "Stage 1: bm25 | dense | hybrid")
+      ->capture_default_str();
   cmd->add_option("--fusion", o.fusion,
                   "Hybrid fusion: rrf (1/(rrf_k+rank) summed) | weighted (min-max normalized scores)")
       ->capture_default_str();
@@ -16,7 +20,12 @@ void add_pipeline_flags(CLI::App* cmd, PipelineFlags& f, const std::string& stag
       ->capture_default_str();
   cmd->add_option("--candidates", o.candidates, "K: stage-1 results verified in stage 2")
       ->capture_default_str();
-  cmd->add_option("--verifier", o.verifier, "Stage 2: none | f0 | f1 | f2 | f3:PATH | f4:PATH")
+  cmd->add_option("--verifier", o.verifier,
+                  o.verifier == "auto"
+                      ? "Stage 2: none | f0 | f1 | f2 | default | f3:PATH | f4:PATH | f5:PATH | ensemble:PATH | auto "
+                        "(the default verifier on token vectors of the encoder it was trained on, F1 on another "
+                        "encoder's, none without token vectors)"
+                      : "Stage 2: none | f0 | f1 | f2 | default | f3:PATH | f4:PATH | f5:PATH | ensemble:PATH")
       ->capture_default_str();
   cmd->add_option("--combine", o.combine,
                   "Final ranking: rerank (by verifier) | weighted | penalty (conditional penalty)")

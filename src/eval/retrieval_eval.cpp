@@ -115,6 +115,9 @@ RetrievalEvalResult evaluate_retrieval(const data::BeirDataset& ds, const Retrie
   VERITY_CHECK(opt.k > 0, ConfigError, "--k must be positive");
   VERITY_CHECK(opt.threads >= 1, ConfigError, "--threads must be at least 1");
   search::validate(opt.pipeline);
+  // The index is built for the pipeline, so there are no parts to choose "auto" from.
+  VERITY_CHECK(opt.pipeline.stage1 != "auto" && opt.pipeline.verifier != "auto", ConfigError,
+               "eval builds the index its pipeline needs: name the retriever and the verifier (not auto)");
   RetrievalEvalResult result;
   result.dataset = ds.name;
   result.docs = ds.corpus.size();

@@ -59,8 +59,8 @@ void check_verifier_encoder(const verify::Verifier& verifier, const encode::Enco
 }
 
 void validate(const PipelineOptions& o) {
-  VERITY_CHECK(o.stage1 == "bm25" || o.stage1 == "dense" || o.stage1 == "hybrid", ConfigError,
-               "unknown stage1 '", o.stage1, "' (valid: bm25, dense, hybrid)");
+  VERITY_CHECK(o.stage1 == "bm25" || o.stage1 == "dense" || o.stage1 == "hybrid" || o.stage1 == "auto",
+               ConfigError, "unknown stage1 '", o.stage1, "' (valid: bm25, dense, hybrid, auto)");
   VERITY_CHECK(o.fusion == "rrf" || o.fusion == "weighted", ConfigError, "unknown fusion '",
                o.fusion, "' (valid: rrf, weighted)");
   VERITY_CHECK(o.combine == "rerank" || o.combine == "weighted" || o.combine == "penalty",
@@ -73,6 +73,12 @@ void validate(const PipelineOptions& o) {
                "verifier_weight must be in [0, 1], got ", o.verifier_weight);
   VERITY_CHECK(!o.reject_below || o.verifier != "none", ConfigError,
                "--reject-below needs a verifier (stage 2)");
+}
+
+PipelineOptions resolve_auto_parts(const index::IndexManifest& manifest, PipelineOptions o) {
+  if (o.stage1 == "auto") o.stage1 = manifest.parts.count("dense") ? "hybrid" : "bm25";
+  if (o.verifier == "auto" && !manifest.parts.count("tokens")) o.verifier = "none";
+  return o;
 }
 
 struct Pipeline::Impl {
@@ -203,9 +209,11 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
     : impl_(std::make_unique<Impl>()) {
   validate(options);
   auto& m = *impl_;
-  m.opt = std::move(options);
   m.dir = index_dir;
   m.manifest = index::read_index_manifest(index_dir);
+  m.opt = resolve_auto_parts(m.manifest, std::move(options));
+  VERITY_CHECK(!m.opt.reject_below || m.opt.verifier != "none", ConfigError, index_dir,
+               ": a verdict threshold needs a verifier, and the index has no token vectors (rebuild it with --tokens)");
   m.docs = std::make_unique<index::DocStore>(index::index_part_path(index_dir, m.manifest, "docs"));
   VERITY_CHECK(m.docs->size() == m.manifest.docs, FormatError, index_dir, ": manifest says ",
                m.manifest.docs, " documents, docs part has ", m.docs->size());
@@ -235,7 +243,19 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
                  m.dense->dim(), " but encoder ", m.encoder->spec(), " gives ", m.encoder->dim());
   }
   if (m.needs_stage2()) {
-    m.verifier = verify::make_verifier(m.opt.verifier);
+    if (m.opt.verifier == "auto") {
+      m.verifier = verify::make_verifier("default");
+      m.opt.verifier = "default";
+      try {
+        check_verifier_encoder(*m.verifier, *m.encoder);
+      } catch (const ConfigError& e) {  // token vectors of another encoder: F1 reads any encoder's maps
+        log("verifier auto: F1, not the default verifier: ", e.what());
+        m.verifier = verify::make_verifier("f1");
+        m.opt.verifier = "f1";
+      }
+    } else {
+      m.verifier = verify::make_verifier(m.opt.verifier);
+    }
     check_verifier_encoder(*m.verifier, *m.encoder);
     m.text_verifier.emplace(m.encoder, m.verifier, m.threshold(), m.opt.threads);
     m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));

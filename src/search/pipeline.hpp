@@ -21,6 +21,7 @@
 
 namespace verity::index {
 class DocStore;
+struct IndexManifest;
 }
 namespace verity::verify {
 class Verifier;
@@ -32,14 +33,14 @@ class Encoder;
 namespace verity::search {
 
 struct PipelineOptions {
-  std::string stage1 = "bm25";   // bm25 | dense | hybrid
+  std::string stage1 = "bm25";   // bm25 | dense | hybrid | auto (see resolve_auto_parts)
   // Defaults chosen on SciFact's train split (scripts/tune_two_stage.sh;
   // docs/RESULTS.md): a light dense weight and a light verifier weight.
   std::string fusion = "weighted";  // hybrid: rrf | weighted
   double rrf_k = 60;
   double dense_weight = 0.2;     // hybrid weighted fusion: weight of the dense list
   size_t candidates = 100;       // K: stage-1 results passed to stage 2
-  std::string verifier = "none"; // none | f0 | f1 | f2 | f3:PATH | f4:PATH
+  std::string verifier = "none"; // none | f0 | f1 | f2 | f3:PATH | f4:PATH | default | auto
   std::string combine = "weighted";  // rerank | weighted | penalty
   double verifier_weight = 0.2;      // weighted combine
   double penalty_beta = 0.5, penalty_tau = 0.9;
@@ -49,6 +50,12 @@ struct PipelineOptions {
   std::string encoder;           // "" = the encoder recorded in the index
   int threads = 0;               // encoder threads; 0 = runtime default
 };
+
+// "auto" settings resolved from the parts an index holds: stage1 "auto" is hybrid when the index
+// has a dense part, else bm25; verifier "auto" is none when it has no token vectors. Otherwise the
+// verifier stays "auto" until the encoder is open: Pipeline then takes the default verifier when it
+// was trained on the index's encoder, else F1 (logged). Other values pass unchanged.
+PipelineOptions resolve_auto_parts(const index::IndexManifest& manifest, PipelineOptions options);
 
 struct SearchHit {
   uint32_t doc = 0;

@@ -197,7 +197,18 @@ Endpoints::Endpoints(std::string index_dir, ServerOptions options) : impl_(std::
                "the server needs an index (--index) or a cache database (--cache)");
   if (!m.dir.empty()) {
     m.manifest = index::read_index_manifest(m.dir);
-    m.pipeline(m.opt.pipeline.stage1, m.opt.pipeline.verifier);
+    const std::pair<std::string, std::string> asked{m.opt.pipeline.stage1, m.opt.pipeline.verifier};
+    const auto first = m.pipeline(asked.first, asked.second);
+    const auto& opened = first->options();
+    // "auto" became what the index allows: requests that leave stage1/verifier out, and
+    // those that name the same, share this pipeline under its resolved names.
+    m.opt.pipeline.stage1 = opened.stage1;
+    m.opt.pipeline.verifier = opened.verifier;
+    if (asked != std::pair{opened.stage1, opened.verifier}) {
+      std::lock_guard lock(m.slots_lock);
+      m.slots[{opened.stage1, opened.verifier}] = m.slots[asked];
+      m.slots.erase(asked);
+    }
   }
   if (!m.opt.cache_db.empty()) {
     auto o = m.opt.cache;

@@ -16,7 +16,7 @@ def test_error_hierarchy():
 
 
 def test_unknown_stage1_lists_the_valid_ones(bm25_index):
-    with pytest.raises(verity.ConfigError, match=r"unknown stage1 'bogus' \(valid: bm25, dense, hybrid\)"):
+    with pytest.raises(verity.ConfigError, match=r"unknown stage1 'bogus' \(valid: bm25, dense, hybrid, auto\)"):
         verity.Pipeline(str(bm25_index), stage1="bogus", verifier="none")
 
 

@@ -42,15 +42,21 @@ def test_search_matches_the_cli(bm25_index):
     assert p.describe() == cli["pipeline"]
 
 
-def test_two_stage_defaults_verify_candidates(full_index):
-    p = verity.Pipeline(str(full_index))  # hybrid stage 1, F1 verifier
-    assert p.describe().startswith("stage1=hybrid") and "verifier=f1" in p.describe()
+def test_two_stage_defaults_verify_candidates(full_index, bm25_index):
+    p = verity.Pipeline(str(full_index))  # auto: hybrid stage 1, the default verifier (calibrated)
+    assert (p.stage1, p.verifier) == ("hybrid", "default")
+    assert p.describe().startswith("stage1=hybrid") and "verifier=default" in p.describe()
+    assert 0.0 < p.threshold < 1.0
     hits = p.search("where did the cat sit", k=5)
     assert hits[0].id == "d1"
     for h in hits:
-        assert isinstance(h.verifier_score, float)
-        assert h.verdict is None  # no reject_below
-    judged = verity.Pipeline(str(full_index), reject_below=0.5).search("where did the cat sit", k=5)
+        assert 0.0 <= h.verifier_score <= 1.0
+        assert h.verdict == ("match" if h.verifier_score >= p.threshold else "near-miss")
+    bare = verity.Pipeline(str(bm25_index))  # no dense part, no token vectors
+    assert (bare.stage1, bare.verifier, bare.threshold) == ("bm25", "none", None)
+    f1 = verity.Pipeline(str(full_index), verifier="f1")
+    assert f1.threshold is None and all(h.verdict is None for h in f1.search("where did the cat sit", k=5))
+    judged = verity.Pipeline(str(full_index), verifier="f1", reject_below=0.5).search("where did the cat sit", k=5)
     assert {h.verdict for h in judged} <= {"match", "near-miss"}
     assert all((h.verdict == "match") == (h.verifier_score >= 0.5) for h in judged)
 

@@ -11,9 +11,11 @@
 #include "data/beir.hpp"
 #include "encode/registry.hpp"
 #include "index/doc_store.hpp"
+#include "index/index_dir.hpp"
 #include "search/index_builder.hpp"
 #include "verify/similarity_map.hpp"
 #include "verify/verifier.hpp"
+#include "../support/tiny_glove.hpp"
 
 using namespace verity;
 namespace fs = std::filesystem;
@@ -178,6 +180,70 @@ TEST_F(PipelineTest, ConfigErrors) {
   o = {};
   o.verifier = "f3";  // an untrained learned verifier is never a default
   EXPECT_THROW(open(o), ConfigError);
+}
+
+TEST_F(PipelineTest, AutoIsTheTwoStageDefaultTheIndexAllows) {
+  search::PipelineOptions o;
+  o.stage1 = o.verifier = "auto";
+  auto p = open(o);
+  EXPECT_EQ(p.options().stage1, "hybrid");
+  EXPECT_EQ(p.options().verifier, "default");  // trained on this index's encoder
+  ASSERT_TRUE(p.verdict_threshold().has_value());
+  auto hits = p.search("where did the cat sit", 3);
+  ASSERT_FALSE(hits.empty());
+  for (const auto& h : hits) {
+    ASSERT_TRUE(h.verifier_score.has_value());
+    EXPECT_EQ(h.verdict, *h.verifier_score >= *p.verdict_threshold() ? "match" : "near-miss");
+  }
+  auto named = o;
+  named.stage1 = "hybrid";
+  named.verifier = "default";
+  EXPECT_EQ(open(named).describe(), p.describe());
+
+  // Without a dense part or token vectors, auto falls back part by part.
+  const auto manifest = index::read_index_manifest(dir_);
+  auto bare = manifest;
+  bare.parts.erase("dense");
+  bare.parts.erase("tokens");
+  auto resolved = search::resolve_auto_parts(bare, o);
+  EXPECT_EQ(resolved.stage1, "bm25");
+  EXPECT_EQ(resolved.verifier, "none");
+  resolved = search::resolve_auto_parts(manifest, o);
+  EXPECT_EQ(resolved.stage1, "hybrid");
+  EXPECT_EQ(resolved.verifier, "auto") << "decided once the encoder is open";
+  // Explicit settings pass unchanged.
+  EXPECT_EQ(search::resolve_auto_parts(bare, named).verifier, "default");
+}
+
+TEST(PipelineParts, AutoOnOtherEncodersAndBareIndexes) {
+  auto root = (fs::temp_directory_path() / ("verity_auto_" + std::to_string(::getpid()))).string();
+  set_quiet(true);
+  auto corpus = data::load_corpus(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/tiny_beir/corpus.jsonl");
+  search::build_index(corpus, root + "/bm25", {});  // BM25 only
+  search::PipelineOptions o;
+  o.stage1 = o.verifier = "auto";
+  search::Pipeline bare(root + "/bm25", o);
+  EXPECT_EQ(bare.options().stage1, "bm25");
+  EXPECT_EQ(bare.options().verifier, "none");
+  EXPECT_FALSE(bare.verdict_threshold().has_value());
+  auto judged = o;
+  judged.reject_below = 0.5;  // a verdict threshold with nothing to verify
+  try {
+    search::Pipeline p(root + "/bm25", judged);
+    FAIL() << "expected an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no token vectors"), std::string::npos) << e.what();
+  }
+  // Token vectors of an encoder the default verifier was not trained on: F1 reads any maps.
+  search::IndexBuildOptions glove;
+  glove.dense = glove.tokens = true;
+  glove.encoder = "glove:" + verity_test::make_tiny_glove(root);
+  search::build_index(corpus, root + "/glove-index", glove);
+  search::Pipeline other(root + "/glove-index", o);
+  EXPECT_EQ(other.options().stage1, "hybrid");
+  EXPECT_EQ(other.options().verifier, "f1");
+  EXPECT_FALSE(other.search("measles vaccine", 2).empty());
+  fs::remove_all(root);
 }
 
 TEST(PipelineParts, MissingPartIsNamed) {

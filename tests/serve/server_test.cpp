@@ -578,6 +578,34 @@ TEST_F(ServeTest, HybridSearchAndVerificationWithModels) {
   EXPECT_TRUE(r.body["results"].empty());
 }
 
+TEST_F(ServeTest, AutoServesTheTwoStageDefaultUnderItsResolvedNames) {
+  require_models();
+  serve::ServerOptions o;
+  o.pipeline.stage1 = o.pipeline.verifier = "auto";
+  Running s(full_dir(), o);
+  auto c = s.client();
+  auto health = get(c, "/health");
+  ASSERT_EQ(health.status, 200);
+  EXPECT_EQ(health.body["default"], "stage1=hybrid,verifier=default");
+  // A request leaving them out and one naming what auto became get the same answer.
+  auto left_out = post(c, "/search", json{{"query", "where did the cat sit"}, {"k", 3}});
+  auto named = post(c, "/search", json{{"query", "where did the cat sit"}, {"k", 3}, {"stage1", "hybrid"},
+                                       {"verifier", "default"}});
+  ASSERT_EQ(left_out.status, 200) << left_out.body.dump();
+  ASSERT_EQ(named.status, 200) << named.body.dump();
+  auto without_timings = [](json j) {
+    j.erase("latency_ms");
+    return j;
+  };
+  EXPECT_EQ(without_timings(left_out.body), without_timings(named.body));
+  EXPECT_NE(left_out.body["pipeline"].get<std::string>().find("verifier=default"), std::string::npos);
+  for (const auto& hit : left_out.body["results"]) EXPECT_TRUE(hit.contains("verdict")) << hit.dump();
+  // On a BM25-only index, auto is stage 1 alone.
+  Running bare(bm25_dir(), o);
+  auto bc = bare.client();
+  EXPECT_EQ(get(bc, "/health").body["default"], "stage1=bm25,verifier=none");
+}
+
 TEST_F(ServeTest, APartMissingFromTheIndexIsNamed) {
   require_models();
   serve::ServerOptions o;
