@@ -41,13 +41,17 @@ void run_calibrate(CalibrateArgs& a) {
   auto verifier = verify::AlignmentVerifier::load(a.verifier);
   VERITY_CHECK(verifier->is_trained(), ConfigError, "--verifier ", a.verifier, ": untrained weights");
   size_t added_antonyms = 0;
-  if (a.add_antonyms == "relations") {
+  if (a.add_antonyms != "none") {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    if (a.add_antonyms.find("relations") != std::string::npos) pairs = verify::relation_antonyms();
+    if (a.add_antonyms.find("directions") != std::string::npos)
+      verify::merge_antonyms(pairs, verify::direction_antonyms());
     try {
-      added_antonyms = verifier->add_antonyms(verify::relation_antonyms());
+      added_antonyms = verifier->add_antonyms(pairs);
     } catch (const ConfigError& e) {
       throw ConfigError(cat("--add-antonyms ", a.add_antonyms, ": ", e.what()));
     }
-    log("calibrate: ", added_antonyms, " relation opposites added to the lexicon");
+    log("calibrate: ", added_antonyms, " opposites (", a.add_antonyms, ") added to the lexicon");
   }
 
   nlohmann::json inputs = nlohmann::json::array();
@@ -158,8 +162,10 @@ void setup_calibrate(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--add-antonyms", a->add_antonyms,
                   "Before the fit, add to the verifier's lexicon: none | relations (opposites of spatial, time and "
-                  "permission words WordNet lacks: under/on, behind/front, before/after, ...; the network is unchanged)")
-      ->check(CLI::IsMember({"none", "relations"}))
+                  "permission words WordNet lacks: under/on, behind/front, before/after, ...) | directions (opposite "
+                  "directions of a change or a choice: increase/reduce, rose/fell, enable/disable, add/remove, ...) | "
+                  "relations+directions; the network is unchanged")
+      ->check(CLI::IsMember({"none", "relations", "directions", "relations+directions"}))
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the capped sample")->capture_default_str();
   cmd->add_option("--chunk", a->chunk, "Pairs encoded per batch")->capture_default_str();

@@ -96,6 +96,57 @@ std::vector<std::pair<std::string, std::string>> relation_antonyms() {
           {"safe", "unsafe"}, {"max", "min"}, {"profit", "loss"}, {"men", "women"}};
 }
 
+namespace {
+// Each pair also with the base form of one word facing the -s, -ed and -ing forms of the other (not
+// -er: "off" would meet "offer"): a tokenizer
+// often writes an inflected word as its base piece and a suffix ("rejected" is "▁reject" "ed" in
+// USE-lite) while the opposite stays one piece ("approved"), so the paired forms never meet.
+std::vector<std::pair<std::string, std::string>> with_base_crossings(
+    const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::pair<std::string, std::string>> held;
+  auto add = [&](const std::string& a, const std::string& b) {
+    if (held.insert(std::minmax(a, b)).second) out.emplace_back(a, b);
+  };
+  for (const auto& [a, b] : pairs) add(a, b);
+  for (const auto& [a, b] : pairs) {
+    const auto fa = inflections(a), fb = inflections(b);
+    for (size_t k = 1; k <= 3; ++k) add(a, fb[k]), add(fa[k], b);  // -s, -ed, -ing
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> direction_antonyms() {
+  return with_base_crossings({// amount and level: more of a thing is not less of it
+          {"increase", "reduce"}, {"increase", "lower"}, {"increase", "decline"}, {"raise", "lower"},
+          {"raise", "reduce"}, {"boost", "reduce"}, {"boost", "lower"}, {"rise", "drop"}, {"rise", "decline"},
+          {"rose", "fell"}, {"risen", "fallen"}, {"rose", "dropped"}, {"rose", "declined"},
+          {"grow", "shrink"}, {"grew", "shrank"}, {"grown", "shrunk"}, {"expand", "shrink"},
+          {"gain", "lose"}, {"gained", "lost"}, {"won", "lost"}, {"winner", "loser"},
+          {"more", "fewer"}, {"most", "least"}, {"maximize", "minimize"}, {"majority", "minority"},
+          {"overestimate", "underestimate"}, {"overvalued", "undervalued"}, {"overweight", "underweight"},
+          {"accelerate", "decelerate"}, {"fast", "slow"}, {"faster", "slower"}, {"cheap", "expensive"},
+          // better or worse
+          {"improve", "worsen"}, {"improve", "deteriorate"}, {"better", "worse"}, {"benefit", "harm"},
+          {"help", "hurt"}, {"healthy", "unhealthy"}, {"legal", "illegal"}, {"possible", "impossible"},
+          {"success", "failure"}, {"succeed", "fail"}, {"pass", "fail"},
+          // a switch or an edit, one way or the other
+          {"enable", "disable"}, {"activate", "deactivate"}, {"connect", "disconnect"}, {"lock", "unlock"},
+          {"on", "off"}, {"open", "close"}, {"show", "hide"}, {"add", "remove"}, {"add", "delete"},
+          {"insert", "delete"}, {"insert", "remove"}, {"include", "exclude"}, {"upload", "download"},
+          {"import", "export"}, {"upgrade", "downgrade"}, {"push", "pull"}, {"start", "end"},
+          {"start", "finish"}, {"forward", "backward"}, {"upward", "downward"}, {"upstairs", "downstairs"},
+          {"top", "bottom"},
+          // yes or no to a thing
+          {"support", "oppose"}, {"approve", "reject"}, {"approve", "deny"}, {"confirm", "deny"},
+          {"admit", "deny"}, {"accept", "decline"}, {"love", "hate"}, {"like", "dislike"}, {"like", "hate"},
+          {"true", "false"}, {"positive", "negative"}, {"cause", "prevent"}, {"encourage", "discourage"},
+          // irregular forms the simple inflections miss
+          {"gain", "lost"}, {"gain", "losses"}, {"confirmed", "denied"}, {"approved", "denied"},
+          {"admitted", "denied"}});
+}
+
 size_t merge_antonyms(std::vector<std::pair<std::string, std::string>>& words,
                       const std::vector<std::pair<std::string, std::string>>& extra) {
   std::set<std::pair<std::string, std::string>> held;

@@ -109,6 +109,13 @@ struct LexiconWords {
 // Lower-case, for Lexicon's antonym list beside WordNet's.
 std::vector<std::pair<std::string, std::string>> relation_antonyms();
 
+// Opposite directions of a change or a choice that WordNet's direct antonyms
+// lack or that its inflections miss: "increase" / "reduce", "rose" / "fell",
+// "gained" / "lost", "enable" / "disable", "add" / "remove", "support" /
+// "oppose". A swap turns a question into its opposite ("How do I enable dark
+// mode?"), the answer a semantic cache must not reuse. Lower-case.
+std::vector<std::pair<std::string, std::string>> direction_antonyms();
+
 // Appends to `words` the pairs of `extra` it does not hold either way round;
 // returns how many. A pair must be two different, non-empty words.
 size_t merge_antonyms(std::vector<std::pair<std::string, std::string>>& words,

@@ -154,13 +154,11 @@ TEST(AlignmentFeatures, AntonymsAndChangedNumbersAreSeen) {
   EXPECT_FLOAT_EQ(plain.pair[17], 0.5f);  // digits need no word list
 }
 
-// The relation opposites: each pair lower-case, two different words, listed
-// once; through a Lexicon they reach the antonym feature both ways.
-TEST(Lexicon, RelationOppositesAreWellFormedAndSeen) {
-  const auto relations = relation_antonyms();
-  ASSERT_FALSE(relations.empty());
+// A list of opposites: each pair lower-case, two different words, listed once.
+void expect_well_formed(const Words& pairs) {
+  ASSERT_FALSE(pairs.empty());
   std::set<std::pair<std::string, std::string>> seen;
-  for (const auto& [a, b] : relations) {
+  for (const auto& [a, b] : pairs) {
     EXPECT_NE(a, b);
     for (const auto& w : {a, b}) {
       EXPECT_FALSE(w.empty());
@@ -168,11 +166,39 @@ TEST(Lexicon, RelationOppositesAreWellFormedAndSeen) {
     }
     EXPECT_TRUE(seen.insert(std::minmax(a, b)).second) << a << " / " << b << " listed twice";
   }
+}
+
+// The relation opposites: well formed; through a Lexicon they reach the antonym
+// feature both ways.
+TEST(Lexicon, RelationOppositesAreWellFormedAndSeen) {
+  const auto relations = relation_antonyms();
+  expect_well_formed(relations);
   const Lexicon lex(relations);
   for (const auto& [a, b] : Words{{"under", "on"}, {"behind", "front"}, {"after", "before"}, {"forbids", "allows"}})
     EXPECT_TRUE(lex.antonyms(token_identity("\u2581" + a), token_identity("\u2581" + b))) << a << " / " << b;
   EXPECT_FALSE(lex.antonyms(token_identity("\u2581under"), token_identity("\u2581beneath")));  // same side
   EXPECT_FALSE(Lexicon(Words{{"closed", "open"}}).antonyms(token_identity("\u2581under"), token_identity("\u2581on")));
+}
+
+// The direction opposites: well formed like the relation opposites, and they
+// meet across the split a tokenizer makes of an inflected word.
+TEST(Lexicon, DirectionOppositesMeetAcrossInflectionsAndPieces) {
+  const auto directions = direction_antonyms();
+  expect_well_formed(directions);
+  const Lexicon lex(directions);
+  auto opposite = [&](const std::string& a, const std::string& b) {
+    return lex.antonyms(token_identity("\u2581" + a), token_identity("\u2581" + b));
+  };
+  for (const auto& [a, b] : Words{{"increase", "reduce"}, {"increased", "reduced"}, {"rose", "fell"},
+                                  {"supported", "opposed"}, {"on", "off"}, {"add", "remove"}})
+    EXPECT_TRUE(opposite(a, b)) << a << " / " << b;
+  // USE-lite writes "rejected" as "\u2581reject" "ed" and "gained" as "\u2581gain" "ed".
+  EXPECT_TRUE(opposite("approved", "reject"));
+  EXPECT_TRUE(opposite("increase", "reduces"));
+  EXPECT_TRUE(opposite("gain", "lost"));
+  EXPECT_FALSE(opposite("on", "offer")) << "no -er crossing: it would make words of another meaning";
+  EXPECT_FALSE(opposite("increase", "raise")) << "same direction";
+  EXPECT_FALSE(opposite("reduce", "lower"));
 }
 
 // add_antonyms extends a verifier's lexicon (its token table too), skips the

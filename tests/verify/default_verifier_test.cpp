@@ -95,11 +95,13 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   if (provenance.contains("recalibrated"))
     EXPECT_FALSE(provenance.at("recalibrated").at("argv").get<std::string>().empty());
   EXPECT_LE(fs::file_size(path), 5u * 1024 * 1024);
-  // Its lexicon holds the relation opposites beside WordNet's antonyms, as its record says.
+  // Its lexicon holds the relation and direction opposites beside WordNet's antonyms, as its record says.
   const auto f5 = AlignmentVerifier::load(path);
-  for (const auto& [x, y] : relation_antonyms())
-    EXPECT_TRUE(f5->lexicon().antonyms(token_identity("\u2581" + x), token_identity("\u2581" + y))) << x << " / " << y;
-  EXPECT_EQ(provenance.at("recalibrated").at("added_antonyms").at("source"), "relations");
+  for (const auto& list : {relation_antonyms(), direction_antonyms()})
+    for (const auto& [x, y] : list)
+      EXPECT_TRUE(f5->lexicon().antonyms(token_identity("\u2581" + x), token_identity("\u2581" + y)))
+          << x << " / " << y;
+  EXPECT_EQ(provenance.at("recalibrated").at("added_antonyms").at("source"), "relations+directions");
   // The earlier F3 ensemble stays loadable for comparisons.
   auto old = make_verifier("ensemble:" + std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble.vens");
   EXPECT_TRUE(old->is_trained());
