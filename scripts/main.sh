@@ -79,7 +79,7 @@ done
 rm -f "$out/eval.json" "$out/explain-positive.json" "$out/explain-negative.json"
 
 echo
-echo "== Verified semantic cache: four cached prompts, five new ones (docs/CACHE.md) =="
+echo "== Verified semantic cache: four cached prompts, six new ones (docs/CACHE.md) =="
 echo "(a pooled-cosine cache serves every prompt at or above its threshold, 0.8 in GPTCache;"
 echo " verity serves only when the verifier's probability on the token map reaches the threshold)"
 db="$out/cache-demo.sqlite"
@@ -97,6 +97,7 @@ lookups=(  # kind|namespace|new prompt
   "role swap|default|The man bit the dog."
   "antonym|default|Is port 6379 closed by default?"
   "relation|fitness|Should I eat after a workout?"
+  "direction|default|Does the new drug increase the risk of heart attacks?"
 )
 echo "| new prompt | kind | cosine | cosine rule (>= 0.8) | verifier probability | threshold | verity |"
 echo "|---|---|---|---|---|---|---|"
