@@ -34,9 +34,5 @@ void check_pipeline_flags(const CLI::App* cmd, const PipelineFlags& f, const std
 // (stage 1 would otherwise return only K results).
 void fit_candidates_to_k(const CLI::App* cmd, PipelineFlags& f, size_t k);
 
-// The flags of add_pipeline_flags, for a command that must refuse them all.
-inline constexpr std::initializer_list<const char*> kPipelineFlagNames = {
-    "--fusion", "--rrf-k", "--dense-weight", "--candidates", "--verifier", "--combine", "--verifier-weight",
-    "--penalty-beta", "--penalty-tau", "--reject-below"};
 
 }  // namespace verity::cli

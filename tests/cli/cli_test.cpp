@@ -136,11 +136,15 @@ TEST(Cli, FlagsTheChosenModesNeverReadAreRefused) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--candidates 10 is below --k 100"), std::string::npos) << r.err;
 
-  // A cache-only server has no /search or /verify: their flags are refused, not ignored.
-  r = run("serve --cache " + dir + "/cache.sqlite --verifier f1 --port 0");
+  // A cache-only server has no /search or /verify: their flags are refused, not ignored;
+  // --verifier and --encoder mean the cache's, and must not disagree with its own flags.
+  r = run("serve --cache " + dir + "/cache.sqlite --stage1 hybrid --candidates 20 --port 0");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--verifier applies to /search and /verify over --index"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("--cache-verifier"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--stage1, --candidates apply to /search and /verify over --index"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--cache-candidates"), std::string::npos) << r.err;
+  r = run("serve --cache " + dir + "/cache.sqlite --verifier f1 --cache-verifier default --port 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--verifier f1 and --cache-verifier default disagree"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/cache.sqlite")) << "refused before the cache is opened";
   // A server picks stage 1 and the verifier per request: only the modes no request changes decide.
   r = run("serve --index " + dir + "/idx --fusion rrf --rrf-k 10 --combine rerank --verifier-weight 0.5 --port 0");

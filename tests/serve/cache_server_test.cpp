@@ -141,8 +141,10 @@ TEST_F(CacheServeTest, ACacheOnlyServerRoutesTheCacheEndpoints) {
 }
 
 namespace {
-// Starts `verity serve --cache DB --port 0 --json`; returns the pid and sets port.
-pid_t start_server(const std::string& db, int& port) {
+// Starts `verity serve --cache DB --port 0 --json`; returns the pid and sets port. With
+// `plain_flags`, the encoder and verifier come as --encoder/--verifier, which a server without
+// an index gives to its cache.
+pid_t start_server(const std::string& db, int& port, bool plain_flags = false) {
   int out[2];
   if (pipe(out) != 0) return -1;
   pid_t pid = fork();
@@ -151,8 +153,9 @@ pid_t start_server(const std::string& db, int& port) {
     close(out[0]);
     close(out[1]);
     std::string enc = "use-lite:" + use_lite_dir();
-    execl(VERITY_BINARY, VERITY_BINARY, "serve", "--cache", db.c_str(), "--cache-encoder", enc.c_str(),
-          "--cache-verifier", "f1", "--port", "0", "--json", "--quiet", static_cast<char*>(nullptr));
+    execl(VERITY_BINARY, VERITY_BINARY, "serve", "--cache", db.c_str(), plain_flags ? "--encoder" : "--cache-encoder",
+          enc.c_str(), plain_flags ? "--verifier" : "--cache-verifier", "f1", "--port", "0", "--json", "--quiet",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   close(out[1]);
@@ -187,10 +190,13 @@ TEST_F(CacheServeTest, AcknowledgedPutsSurviveSigkill) {
   ASSERT_EQ(waitpid(pid, &wstatus, 0), pid);
   ASSERT_TRUE(WIFSIGNALED(wstatus));
 
-  pid = start_server(db(), port);
+  pid = start_server(db(), port, true);
   ASSERT_GT(port, 0);
   httplib::Client c("127.0.0.1", port);
   c.set_read_timeout(30);
+  auto stats = c.Get("/cache/stats");
+  ASSERT_TRUE(stats && stats->status == 200);
+  EXPECT_EQ(json::parse(stats->body)["verifier"], "f1") << stats->body;
   for (int i = 0; i < kPuts; ++i) {
     json body = {{"prompt", "durable prompt " + std::to_string(i)}, {"namespace", i % 2 ? "odd" : "even"}};
     auto r = c.Post("/cache/lookup", body.dump(), "application/json");
