@@ -244,11 +244,12 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
   }
   if (m.needs_stage2()) {
     if (m.opt.verifier == "auto") {
-      m.verifier = verify::make_verifier("default");
-      m.opt.verifier = "default";
+      // The default verifier where it can read these maps; else F1, which reads any encoder's.
       try {
+        m.verifier = verify::make_verifier("default");  // a missing file is a ConfigError too
         check_verifier_encoder(*m.verifier, *m.encoder);
-      } catch (const ConfigError& e) {  // token vectors of another encoder: F1 reads any encoder's maps
+        m.opt.verifier = "default";
+      } catch (const ConfigError& e) {
         log("verifier auto: F1, not the default verifier: ", e.what());
         m.verifier = verify::make_verifier("f1");
         m.opt.verifier = "f1";

@@ -213,6 +213,12 @@ TEST_F(PipelineTest, AutoIsTheTwoStageDefaultTheIndexAllows) {
   EXPECT_EQ(resolved.verifier, "auto") << "decided once the encoder is open";
   // Explicit settings pass unchanged.
   EXPECT_EQ(search::resolve_auto_parts(bare, named).verifier, "default");
+
+  // Without the default verifier's file, auto falls back to F1; naming it is still an error.
+  setenv("VERITY_DEFAULT_VERIFIER", (dir_ + "/no-such-verifier.valn").c_str(), 1);
+  EXPECT_EQ(open(o).options().verifier, "f1");
+  EXPECT_THROW(open(named), ConfigError);
+  unsetenv("VERITY_DEFAULT_VERIFIER");
 }
 
 TEST(PipelineParts, AutoOnOtherEncodersAndBareIndexes) {
