@@ -72,7 +72,7 @@ void run_serve(ServeArgs& a, const CLI::App* cmd) {
   if (a.index.empty()) {
     // Without an index the cache is the only user of an encoder and a verifier: --encoder,
     // --encoder-threads and --verifier mean the cache's, unless its own flags say otherwise.
-    auto to_cache = [&](const char* flag, const char* cache_flag, const std::string& value, std::string& cache_value) {
+    auto to_cache = [&](const char* flag, const char* cache_flag, const auto& value, auto& cache_value) {
       if (cmd->count(flag) == 0) return;
       VERITY_CHECK(cmd->count(cache_flag) == 0 || value == cache_value, ConfigError, flag, " ", value, " and ",
                    cache_flag, " ", cache_value, " disagree; a server without --index has only the cache's");
@@ -80,9 +80,7 @@ void run_serve(ServeArgs& a, const CLI::App* cmd) {
     };
     to_cache("--verifier", "--cache-verifier", a.pipeline.options.verifier, a.server.cache.verifier);
     to_cache("--encoder", "--cache-encoder", a.pipeline.options.encoder, a.server.cache.encoder);
-    std::string threads = cat(a.encoder_threads), cache_threads = cat(a.server.cache.encoder_threads);
-    to_cache("--encoder-threads", "--cache-encoder-threads", threads, cache_threads);
-    a.server.cache.encoder_threads = std::stoi(cache_threads);
+    to_cache("--encoder-threads", "--cache-encoder-threads", a.encoder_threads, a.server.cache.encoder_threads);
     auto given = given_flags(cmd, {"--stage1", "--fusion", "--rrf-k", "--dense-weight", "--candidates", "--combine",
                                    "--verifier-weight", "--penalty-beta", "--penalty-tau", "--reject-below",
                                    "--max-k", "--max-candidates"});

@@ -101,7 +101,7 @@ nlohmann::json file_json(const std::string& path, uint64_t hash, size_t n, const
 }
 
 // Flags that only F3/F4 training reads; F5 refuses them rather than ignore them.
-constexpr const char* kF3F4OnlyFlags[] = {
+constexpr std::initializer_list<const char*> kF3F4OnlyFlags = {
     "--test", "--encoder-lr", "--encoder-out", "--map-size", "--channels", "--dev-metric", "--f3-pool",
     "--vit-patch", "--vit-dim", "--vit-layers", "--vit-heads", "--vit-mlp", "--loss", "--margin", "--mnrl-scale",
     "--batch-size", "--checkpoint-dir", "--checkpoint-every", "--resume", "--max-steps", "--per-type",
@@ -109,7 +109,7 @@ constexpr const char* kF3F4OnlyFlags[] = {
     "--threads"};
 
 // Flags that only F5 training reads; F3/F4 refuse them (several also have a check of their own, first).
-constexpr const char* kF5OnlyFlags[] = {
+constexpr std::initializer_list<const char*> kF5OnlyFlags = {
     "--max-pairs-per-source", "--max-dev-pairs-per-source", "--f5-hidden", "--f5-embedding", "--f5-mlp",
     "--f5-conv", "--f5-inputs", "--f5-lexicon-words", "--steps-per-epoch", "--pairs-per-source",
     "--triples-per-step", "--lr-schedule", "--triple-weight", "--pooled-dropout", "--pooled-term"};
@@ -635,10 +635,8 @@ void setup_train_verifier(CLI::App& app) {
                   std::string("F5 calibration's ") + kThresholdRuleHelp + " (default: plateau)");
   add_common_flags(cmd, a->common);
   cmd->callback([a, cmd] {
-    for (const char* flag : kF3F4OnlyFlags)
-      if (cmd->count(flag) > 0) a->given_f3_f4_flags.push_back(flag);
-    for (const char* flag : kF5OnlyFlags)
-      if (cmd->count(flag) > 0) a->given_f5_flags.push_back(flag);
+    a->given_f3_f4_flags = given_flags(cmd, kF3F4OnlyFlags);
+    a->given_f5_flags = given_flags(cmd, kF5OnlyFlags);
     run_train_verifier(*a);
   });
 }

@@ -256,8 +256,8 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
       }
     } else {
       m.verifier = verify::make_verifier(m.opt.verifier);
+      check_verifier_encoder(*m.verifier, *m.encoder);
     }
-    check_verifier_encoder(*m.verifier, *m.encoder);
     m.text_verifier.emplace(m.encoder, m.verifier, m.threshold(), m.opt.threads);
     m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));
     check_count(m.tokens->num_documents(), "tokens");

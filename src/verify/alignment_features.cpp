@@ -98,9 +98,9 @@ std::vector<std::pair<std::string, std::string>> relation_antonyms() {
 
 namespace {
 // Each pair also with the base form of one word facing the -s, -ed and -ing forms of the other (not
-// -er: "off" would meet "offer"): a tokenizer
-// often writes an inflected word as its base piece and a suffix ("rejected" is "▁reject" "ed" in
-// USE-lite) while the opposite stays one piece ("approved"), so the paired forms never meet.
+// -er: "off" would meet "offer"): a tokenizer often writes an inflected word as its base piece and a
+// suffix ("rejected" is "▁reject" "ed" in USE-lite) while the opposite stays one piece ("approved"),
+// so the paired forms never meet.
 std::vector<std::pair<std::string, std::string>> with_base_crossings(
     const std::vector<std::pair<std::string, std::string>>& pairs) {
   std::vector<std::pair<std::string, std::string>> out;
