@@ -79,7 +79,7 @@ done
 rm -f "$out/eval.json" "$out/explain-positive.json" "$out/explain-negative.json"
 
 echo
-echo "== Verified semantic cache: four cached prompts, six new ones (docs/CACHE.md) =="
+echo "== Verified semantic cache: five cached prompts, seven new ones (docs/CACHE.md) =="
 echo "(a pooled-cosine cache serves every prompt at or above its threshold, 0.8 in GPTCache;"
 echo " verity serves only when the verifier's probability on the token map reaches the threshold)"
 db="$out/cache-demo.sqlite"
@@ -91,6 +91,8 @@ rm -f "$db" "$db-wal" "$db-shm"
   --quiet > /dev/null
 "$verity" cache put --db "$db" --namespace fitness --prompt "Should I eat before a workout?" \
   --response "A light snack an hour before helps." --quiet > /dev/null
+"$verity" cache put --db "$db" --namespace settings --prompt "How do I enable dark mode?" \
+  --response "Settings > Display > Dark mode: on." --quiet > /dev/null
 lookups=(  # kind|namespace|new prompt
   "paraphrase|default|Does the new medication reduce the risk of heart attacks?"
   "negation|default|Does the new drug not reduce the risk of heart attacks?"
@@ -98,6 +100,7 @@ lookups=(  # kind|namespace|new prompt
   "antonym|default|Is port 6379 closed by default?"
   "relation|fitness|Should I eat after a workout?"
   "direction|default|Does the new drug increase the risk of heart attacks?"
+  "split word|settings|How do I disable dark mode?"
 )
 echo "| new prompt | kind | cosine | cosine rule (>= 0.8) | verifier probability | threshold | verity |"
 echo "|---|---|---|---|---|---|---|"

@@ -1,7 +1,11 @@
 #!/usr/bin/python3
 """The labelled pairs whose two texts differ by an opposite that one F5 file's
-lexicon holds and another's does not, chosen from the texts alone (no score is
-read), to check a lexicon change on real pairs. Words are matched lower-cased,
+lexicon sees and another's does not, chosen from the texts alone (no score is
+read), to check a lexicon change on real pairs. A file sees a pair of forms its
+LEXA section holds when the tokenizer keeps both forms whole or the file's LEXS
+section spells the split ones; a form counts as split when either file spells
+it (both files come from one encoder), so a file without spellings sees no
+split form. Words are matched lower-cased,
 in the simple inflections the lexicon pairs by position (open/opened/opening
 against closed/closed/closing; a final "e" dropped before -ing): the texts are
 read word by word, not as the tokenizer's pieces, so a word the tokenizer
@@ -14,7 +18,8 @@ Usage: scripts/opposite_subset.py NEW.valn OLD.valn OUT_DIR PAIRS.jsonl [PAIRS.j
              form; either may hold both), and differ.jsonl: those of them where
              neither text holds both (a clean swap); each line with "file" and
              "line" added
-Prints one JSON object: the opposites only NEW holds, and per input file and
+Prints one JSON object: the opposites only NEW sees (pairs, or pairs of forms
+where a file spells), and per input file and
 in all, the pairs of each subset and how many of them are labelled same-meaning.
 """
 import json
@@ -25,23 +30,36 @@ import sys
 
 
 
-def lexicon_pairs(path):
-    """The antonym pairs of a VALN file's LEXA section (docs/FORMATS.md)."""
+def sections(path):
+    """The sections of a VALN file (docs/FORMATS.md), by tag, as text."""
     with open(path, "rb") as f:
         data = f.read()
     if data[:4] != b"VALN":
         sys.exit(f"{path}: not an F5 verifier file (magic {data[:4]!r})")
-    pos = 16
+    out, pos = {}, 16
     while pos + 16 <= len(data):
         tag, _crc, length = struct.unpack_from("<4sIQ", data, pos)
         start = (pos + 16 + 63) // 64 * 64
         if tag == b"END.":
             break
-        if tag == b"LEXA":
-            text = data[start:start + length].decode("utf-8")
-            return {tuple(sorted(line.split("\t"))) for line in text.splitlines() if "\t" in line}
+        if tag in (b"LEXA", b"LEXS"):  # the word lists; other sections are binary
+            out[tag.decode("ascii")] = data[start:start + length].decode("utf-8")
         pos = start + length
-    sys.exit(f"{path}: no LEXA section (a verifier without the lexicon input)")
+    return out
+
+
+def lexicon_pairs(path):
+    """The antonym pairs of a VALN file's LEXA section."""
+    text = sections(path).get("LEXA")
+    if text is None:
+        sys.exit(f"{path}: no LEXA section (a verifier without the lexicon input)")
+    return {tuple(sorted(line.split("\t"))) for line in text.splitlines() if "\t" in line}
+
+
+def spelled_forms(path):
+    """The lower-case forms a VALN file's LEXS section spells (empty without one)."""
+    text = sections(path).get("LEXS", "")
+    return {line.split("\t")[0] for line in text.splitlines() if line[:1].islower()}
 
 
 def words(text):
@@ -71,10 +89,21 @@ def main(argv):
     if len(argv) < 5:
         sys.exit(__doc__)
     new, old = lexicon_pairs(argv[1]), lexicon_pairs(argv[2])
-    opposites = sorted(new - old)
+    new_spelled, old_spelled = spelled_forms(argv[1]), spelled_forms(argv[2])
+    if not new_spelled and not old_spelled:
+        opposites = sorted(new - old)
+        pairs_of_forms = opposite_forms(opposites)
+    else:
+        split = new_spelled | old_spelled
+
+        def seen(pairs, spelled):
+            return {(x, y) for x, y in opposite_forms(pairs)
+                    if all(f not in split or f in spelled for f in (x, y))}
+
+        pairs_of_forms = seen(new, new_spelled) - seen(old, old_spelled)
+        opposites = sorted({tuple(sorted(p)) for p in pairs_of_forms})
     if not opposites:
-        sys.exit(f"{argv[1]} holds no opposite that {argv[2]} lacks")
-    pairs_of_forms = opposite_forms(opposites)
+        sys.exit(f"{argv[1]} sees no opposite that {argv[2]} does not")
     os.makedirs(argv[3], exist_ok=True)
     report = {"opposites": len(opposites), "files": {}}
     totals = {"fires": [0, 0], "differ": [0, 0]}

@@ -4,10 +4,11 @@
 # same recipe with all three teachers distilled in (--distill-from, weight
 # 0.8). The default is the student with the best dev macro AUC, recalibrated
 # with its own calibration kept as the gate and a linear pooled-cosine term,
-# after adding the relation and direction opposites to its lexicon (verity calibrate
-# --pooled-term gated --gate file --add-antonyms relations+directions, on the recipe's dev
-# sample): OUT_DIR/default.valn, with its summary in default.json. Each run's
-# summary JSON goes next to its weights; installing default.valn as
+# after adding the relation and direction opposites to its lexicon and USE-lite's
+# spellings of the forms it splits (verity calibrate --pooled-term gated --gate file
+# --add-antonyms relations+directions --spell-lexicon, on the recipe's dev sample):
+# OUT_DIR/default.valn, with its summary in default.json. Each run's summary
+# JSON goes next to its weights; installing default.valn as
 # assets/verifiers/default.valn (with its record in default.json) is a
 # separate, deliberate step. A finished run is kept on a rerun.
 # Usage: scripts/train_default_verifier.sh [OUT_DIR]
@@ -39,6 +40,6 @@ print(max(runs, key=lambda s: (runs[s], -s)))' "$OUT")"
   for s in paws qqp sick mrpc apt stsb; do dev+=(--dev-pairs "data/pairs/$s/dev.jsonl"); done
   (cd "$ROOT" && "${VERITY:-build/verity}" calibrate --verifier "$rel/seed$best.valn" "${dev[@]}" \
     --dev-triples data/nearmiss/dev.jsonl --max-pairs-per-source 1500 --seed 1 --pooled-term gated --gate file \
-    --add-antonyms relations+directions --out "$rel/default.valn" --json) > "$OUT/default.json.tmp"
+    --add-antonyms relations+directions --spell-lexicon --out "$rel/default.valn" --json) > "$OUT/default.json.tmp"
   mv "$OUT/default.json.tmp" "$OUT/default.json"
 fi

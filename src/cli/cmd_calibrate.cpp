@@ -23,6 +23,7 @@ struct CalibrateArgs {
   CommonFlags common;
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
               threshold_rule = "plateau", gate = "refit", add_antonyms = "none";
+  bool spell_lexicon = false;
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -88,6 +89,15 @@ void run_calibrate(CalibrateArgs& a) {
     groups.push_back(std::move(g));
   }
   auto encoder = encode::make_encoder(a.encoder);
+  size_t spelled_forms = 0;
+  if (a.spell_lexicon) {
+    try {
+      spelled_forms = train::spell_lexicon(*verifier, *encoder);
+    } catch (const ConfigError& e) {
+      throw ConfigError(cat("--spell-lexicon: ", e.what()));
+    }
+    log("calibrate: ", spelled_forms, " antonym forms that ", a.encoder, " splits into pieces spelled in the lexicon");
+  }
   auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk, gate);
 
   // The file keeps how its network was trained and adds how it was recalibrated.
@@ -107,6 +117,7 @@ void run_calibrate(CalibrateArgs& a) {
                                   {"seed", a.seed}};
   if (a.add_antonyms != "none")  // absent otherwise, as before
     recalibration["added_antonyms"] = {{"source", a.add_antonyms}, {"pairs", added_antonyms}};
+  if (a.spell_lexicon) recalibration["spelled_forms"] = spelled_forms;
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
   verifier->save(a.out);
 
@@ -130,6 +141,7 @@ void run_calibrate(CalibrateArgs& a) {
                             {"previous_dev", dev_metrics_json(report.previous_dev)},
                             {"seconds", report.seconds}};
   if (recalibration.contains("added_antonyms")) summary["added_antonyms"] = recalibration.at("added_antonyms");
+  if (a.spell_lexicon) summary["spelled_forms"] = spelled_forms;
   print_json(summary);
 }
 
@@ -167,6 +179,10 @@ void setup_calibrate(CLI::App& app) {
                   "relations+directions; the network is unchanged")
       ->check(CLI::IsMember({"none", "relations", "directions", "relations+directions"}))
       ->capture_default_str();
+  cmd->add_flag("--spell-lexicon", a->spell_lexicon,
+               "Before the fit (after --add-antonyms), spell the lexicon's antonym forms with the encoder's "
+               "tokenizer and keep those it splits into pieces (\"disable\" as \"\u2581dis able\"), so their "
+               "swaps are seen too; the network is unchanged");
   cmd->add_option("--seed", a->seed, "Seed of the capped sample")->capture_default_str();
   cmd->add_option("--chunk", a->chunk, "Pairs encoded per batch")->capture_default_str();
   add_common_flags(cmd, a->common);

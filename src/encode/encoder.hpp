@@ -46,6 +46,11 @@ class Encoder {
   // Batched encoders throw Interrupted between batches once an interrupt was
   // requested (core/log.hpp), so a long encode can be stopped.
   virtual Encoded encode(std::span<const std::string> texts, const EncodeOptions& opts) const = 0;
+  // The pieces each text becomes, as Encoded::token_strings names them, less
+  // the special tokens every text gets (those of the empty text): what a
+  // word is written as inside any text. This default encodes; tokenizers
+  // that can answer without the model override it.
+  virtual std::vector<std::vector<std::string>> pieces(std::span<const std::string> texts) const;
 };
 
 }  // namespace verity::encode

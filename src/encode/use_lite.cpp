@@ -230,6 +230,13 @@ std::vector<int32_t> UseLiteEncoder::tokenize(const std::string& text) const {
   return impl_->tokenizer.encode(text);
 }
 
+std::vector<std::vector<std::string>> UseLiteEncoder::pieces(std::span<const std::string> texts) const {
+  std::vector<std::vector<std::string>> out(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i)
+    for (int32_t id : impl_->tokenizer.encode(texts[i])) out[i].push_back(impl_->tokenizer.piece(id));
+  return out;
+}
+
 Encoded UseLiteEncoder::encode(std::span<const std::string> texts, const EncodeOptions& opts) const {
   const size_t max_length = opts.max_length == 0 ? impl_->max_length : opts.max_length;
   VERITY_CHECK(max_length <= kUseLiteMaxLength, ConfigError, "use-lite: max_length ", max_length,

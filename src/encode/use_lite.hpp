@@ -46,6 +46,9 @@ class UseLiteEncoder : public Encoder {
   // (0 = 128), else ConfigError. opts.threads > 0 calls torch::set_num_threads.
   Encoded encode(std::span<const std::string> texts, const EncodeOptions& opts) const override;
 
+  // The tokenizer's pieces, without running the model.
+  std::vector<std::vector<std::string>> pieces(std::span<const std::string> texts) const override;
+
   // Token ids as the model sees them (before max_length truncation).
   std::vector<int32_t> tokenize(const std::string& text) const;
 

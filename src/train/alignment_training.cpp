@@ -451,6 +451,36 @@ GateSource parse_gate_source(const std::string& text) {
 
 const char* gate_source_name(GateSource source) { return source == GateSource::file ? "file" : "refit"; }
 
+size_t spell_lexicon(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder) {
+  std::vector<std::string> texts;
+  std::vector<uint8_t> capitalized;  // texts[i] is texts[i - 1] capitalized
+  for (const auto& form : verifier.lexicon().antonym_forms()) {
+    texts.push_back(form), capitalized.push_back(0);
+    if (form[0] >= 'a' && form[0] <= 'z')
+      texts.push_back(std::string(1, char(form[0] - 'a' + 'A')) + form.substr(1)), capitalized.push_back(1);
+  }
+  verify::LexiconSpellings spellings;
+  constexpr size_t kChunk = 4096;  // progress and interrupts between chunks
+  Progress progress("spell lexicon", texts.size());
+  for (size_t begin = 0; begin < texts.size(); begin += kChunk) {
+    check_interrupt();
+    const size_t end = std::min(texts.size(), begin + kChunk);
+    auto pieces = encoder.pieces(std::span<const std::string>(texts).subspan(begin, end - begin));
+    for (size_t i = begin; i < end; ++i) {
+      auto& p = pieces[i - begin];
+      // An uncased tokenizer writes "Disable" as "disable": one spelling is enough.
+      const bool same_as_lower = capitalized[i] && !spellings.empty() && spellings.back().first == texts[i - 1] &&
+                                 spellings.back().second == p;
+      if (p.size() >= 2 && !same_as_lower) spellings.emplace_back(texts[i], std::move(p));
+    }
+    progress.add(end - begin);
+  }
+  progress.finish();
+  const size_t count = spellings.size();
+  verifier.set_spellings(std::move(spellings));
+  return count;
+}
+
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, PooledTerm term, ThresholdRule rule,
                                 size_t chunk, GateSource gate_source) {

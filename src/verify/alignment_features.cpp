@@ -160,8 +160,33 @@ size_t merge_antonyms(std::vector<std::pair<std::string, std::string>>& words,
   return added;
 }
 
-Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words)
-    : words_(std::move(antonyms)), single_words_(std::move(words)) {
+namespace {
+LexiconSpellingLines as_spelling_lines(const LexiconSpellings& spellings) {
+  LexiconSpellingLines lines;
+  for (const auto& [form, pieces] : spellings) {
+    VERITY_CHECK(pieces.size() >= 2, ConfigError, "f5 lexicon: the spelling of '", form,
+                 "' needs two or more pieces (a word kept whole is matched without one)");
+    VERITY_CHECK(!form.empty() && form.find_first_of("\t\n") == std::string::npos, ConfigError,
+                 "f5 lexicon: a spelled form is empty or holds a tab or line break");
+    lines.text += form;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      VERITY_CHECK(!pieces[k].empty() && pieces[k].find_first_of(" \t\n") == std::string::npos, ConfigError,
+                   "f5 lexicon: the spelling of '", form, "' holds an empty piece or one with a space, tab or line break");
+      lines.text += (k == 0 ? "\t" : " ") + pieces[k];
+    }
+    lines.text += '\n';
+  }
+  return lines;
+}
+}  // namespace
+
+Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words,
+                 const LexiconSpellings& spellings)
+    : Lexicon(std::move(antonyms), std::move(words), as_spelling_lines(spellings)) {}
+
+Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words,
+                 LexiconSpellingLines spellings)
+    : words_(std::move(antonyms)), single_words_(std::move(words)), spelling_lines_(std::move(spellings.text)) {
   for (const auto& w : single_words_.numbers)
     for (const auto& piece : piece_forms(w)) number_pieces_.insert(token_identity(piece));
   for (const auto& w : single_words_.negators)
@@ -173,8 +198,10 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, Lexi
   std::unordered_map<std::string, uint32_t> keys;
   auto key_of = [&](const std::string& form) {
     auto [it, added] = keys.emplace(form, uint32_t(keys.size()));
-    if (added)
+    if (added) {
+      forms_.push_back(form);
       for (const auto& piece : piece_forms(form)) form_key_.emplace(token_identity(piece), it->second);
+    }
     return it->second;
   };
   for (const auto& [a, b] : words_) {
@@ -184,6 +211,85 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, Lexi
       if (ka != kb) pairs_.insert(pair_key(ka, kb));
     }
   }
+  index_spellings(keys);
+}
+
+// Each line "form<TAB>piece piece ...": a form of two or more non-empty pieces.
+void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& keys) {
+  const std::string_view text = spelling_lines_;
+  size_t line = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    ++line;
+    const size_t eol = text.find('\n', pos);
+    VERITY_CHECK(eol != std::string_view::npos, ConfigError, "f5 lexicon: spelling line ", line, " has no newline");
+    const auto row = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    const size_t tab = row.find('\t');
+    VERITY_CHECK(tab != std::string_view::npos && tab > 0, ConfigError, "f5 lexicon: spelling line ", line,
+                 " is not 'form<TAB>piece piece ...'");
+    std::vector<std::string_view> pieces;
+    for (size_t p = tab + 1;;) {
+      const size_t space = row.find(' ', p);
+      pieces.push_back(row.substr(p, space == std::string_view::npos ? std::string_view::npos : space - p));
+      VERITY_CHECK(!pieces.back().empty() && pieces.back().find('\t') == std::string_view::npos, ConfigError,
+                   "f5 lexicon: spelling line ", line, " ('", row.substr(0, tab),
+                   "') holds an empty piece or one with a space, tab or line break");
+      if (space == std::string_view::npos) break;
+      p = space + 1;
+    }
+    VERITY_CHECK(pieces.size() >= 2, ConfigError, "f5 lexicon: the spelling of '", row.substr(0, tab),
+                 "' needs two or more pieces (a word kept whole is matched without one)");
+    std::string lower(row.substr(0, tab));
+    if (lower[0] >= 'A' && lower[0] <= 'Z') lower[0] = char(lower[0] - 'A' + 'a');
+    const auto key = keys.find(lower);
+    if (key == keys.end()) continue;
+    Spelled spelled{uint32_t(spelled_rest_.size()), uint32_t(pieces.size() - 1), key->second};
+    for (size_t k = 1; k < pieces.size(); ++k) spelled_rest_.push_back(token_identity(pieces[k]));
+    spelled_[token_identity(pieces[0])].push_back(spelled);
+  }
+  spelled_rest_.shrink_to_fit();
+  for (auto& [first, list] : spelled_) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Spelled& x, const Spelled& y) { return x.rest_length > y.rest_length; });
+    list.shrink_to_fit();
+  }
+}
+
+std::vector<std::string> Lexicon::antonym_forms() const { return forms_; }
+
+LexiconSpellings Lexicon::spellings() const {
+  LexiconSpellings out;
+  const std::string_view text = spelling_lines_;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t eol = text.find('\n', pos), tab = text.find('\t', pos);
+    std::vector<std::string> pieces;
+    for (size_t p = tab + 1; p < eol;) {
+      const size_t end = std::min(text.find(' ', p), eol);
+      pieces.emplace_back(text.substr(p, end - p));
+      p = end + 1;
+    }
+    out.emplace_back(std::string(text.substr(pos, tab - pos)), std::move(pieces));
+    pos = eol + 1;
+  }
+  return out;
+}
+
+std::vector<uint32_t> Lexicon::spelling_starts() const {
+  std::vector<uint32_t> out;
+  out.reserve(spelled_.size());
+  for (const auto& [first, list] : spelled_) out.push_back(first);
+  return out;
+}
+
+std::pair<size_t, uint32_t> Lexicon::spelled_word_at(std::span<const uint32_t> ids, size_t at) const {
+  const auto it = at < ids.size() ? spelled_.find(ids[at]) : spelled_.end();
+  if (it == spelled_.end()) return {0, kNoWord};
+  for (const auto& s : it->second) {
+    const auto rest = spelled_rest_.begin() + ptrdiff_t(s.rest);
+    if (at + 1 + s.rest_length <= ids.size() && std::equal(rest, rest + s.rest_length, ids.begin() + ptrdiff_t(at + 1)))
+      return {1 + size_t(s.rest_length), s.word};
+  }
+  return {0, kNoWord};
 }
 
 bool Lexicon::antonyms(uint32_t a, uint32_t b) const { return antonym_words(word_of(a), word_of(b)); }
@@ -224,10 +330,11 @@ const std::unordered_set<uint32_t>& Lexicon::digit_pieces() {
 }
 
 TokenTable::TokenTable(const IdfTable& idf, const Lexicon& lexicon) {
+  const auto spelling_starts = lexicon.spelling_starts();
   const size_t entries = idf.document_frequency().size() + lexicon.piece_words().size() +
                          Lexicon::digit_pieces().size() + lexicon.number_pieces().size() +
                          lexicon.negator_pieces().size() + lexicon.clitic_pieces().size() +
-                         Lexicon::apostrophe_pieces().size();
+                         Lexicon::apostrophe_pieces().size() + spelling_starts.size();
   unsigned bits = 4;
   while ((size_t(1) << bits) < 2 * entries) ++bits;  // load factor <= 1/2
   slots_.assign(size_t(1) << bits, Slot{});
@@ -247,6 +354,7 @@ TokenTable::TokenTable(const IdfTable& idf, const Lexicon& lexicon) {
   // An apostrophe alone changes nothing: only a clitic after it negates.
   for (uint32_t token : lexicon.clitic_pieces()) fresh(token).clitic = 1;
   for (uint32_t token : Lexicon::apostrophe_pieces()) fresh(token).apostrophe = 1;
+  for (uint32_t token : spelling_starts) fresh(token).spelling = 1;
 }
 
 TokenTable::Slot& TokenTable::slot_for(uint32_t token) {
@@ -262,7 +370,7 @@ TokenTable::Info TokenTable::info(uint32_t token) const {
     const Slot& s = slots_[i];
     if (!s.used) return absent_;
     if (s.token == token)
-      return {s.idf, s.word, s.number != 0, s.negator != 0, s.clitic != 0, s.apostrophe != 0};
+      return {s.idf, s.word, s.number != 0, s.negator != 0, s.clitic != 0, s.apostrophe != 0, s.spelling != 0};
   }
 }
 
@@ -277,9 +385,20 @@ struct DirectionSummary {
 // (TokenTable's defaults, idf 1 and no word, when identities are unknown).
 using TokenInfo = std::vector<TokenTable::Info>;
 
-TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table) {
+TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table,
+                     const Lexicon& lexicon) {
   TokenInfo info(length);
   for (size_t i = 0; i < length && known; ++i) info[i] = table.info(ids[i]);
+  // A spelled word ("\u2581dis" "able") is its first piece's word; the pieces
+  // after it are no words of their own ("able" is not "disable").
+  for (size_t i = 0; i < length && known; ++i) {
+    if (!info[i].spelling) continue;
+    const auto [pieces, word] = lexicon.spelled_word_at(ids.first(std::min(length, ids.size())), i);
+    if (pieces == 0) continue;
+    info[i].word = word;
+    for (size_t k = 1; k < pieces; ++k) info[i + k].word = Lexicon::kNoWord;
+    i += pieces - 1;
+  }
   // "isn ' t": the clitic after an apostrophe negates; a lone "t" does not.
   for (size_t i = 1; i < length && known; ++i)
     if (info[i].clitic && info[i - 1].apostrophe) info[i].negator = true;
@@ -449,8 +568,8 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   const auto values = map.values();
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
   const auto isa = kernels::best_isa();
-  const auto a_info = token_info(context.query_ids, n, known, tokens);
-  const auto b_info = token_info(context.candidate_ids, m, known, tokens);
+  const auto a_info = token_info(context.query_ids, n, known, tokens, lexicon);
+  const auto b_info = token_info(context.candidate_ids, m, known, tokens, lexicon);
   auto negators = [](const TokenInfo& info) {
     return std::count_if(info.begin(), info.end(), [](const TokenTable::Info& t) { return t.negator; });
   };

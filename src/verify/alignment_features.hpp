@@ -121,16 +121,33 @@ std::vector<std::pair<std::string, std::string>> direction_antonyms();
 size_t merge_antonyms(std::vector<std::pair<std::string, std::string>>& words,
                       const std::vector<std::pair<std::string, std::string>>& extra);
 
+// How one tokenizer writes the antonym forms it splits ("disable" as
+// "\u2581dis" "able"): a form (lower-case or capitalized) and its two or more
+// pieces, as the encoder's token strings name them.
+using LexiconSpellings = std::vector<std::pair<std::string, std::vector<std::string>>>;
+// The same as text, one "form<TAB>piece piece ...\n" line per form (a
+// verifier file's LEXS section): how a lexicon keeps them, compactly.
+struct LexiconSpellingLines {
+  std::string text;
+};
+
 // Token identities that carry meaning a similarity map blurs: antonym pairs,
 // digit pieces, number words and negators. Words are matched through the
 // pieces a tokenizer makes of a whole word ("open", "\u2581open", "Open", ...);
-// antonyms also through simple inflections (-s, -ed, -ing, -er, -est), so a
-// word split into several pieces is not seen.
+// antonyms also through simple inflections (-s, -ed, -ing, -er, -est). A form
+// the tokenizer splits into several pieces is seen only through its spelling,
+// which the lexicon holds when it was spelled with that tokenizer
+// (train::spell_lexicon): the spelled run of pieces then counts as the word,
+// on its first piece.
 class Lexicon {
  public:
   Lexicon() = default;
-  // Lower-case word pairs (a, b), each pair read both ways.
-  explicit Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words = {});
+  // Lower-case word pairs (a, b), each pair read both ways. Spellings of forms
+  // that are not inflections of a listed word are kept but never matched.
+  explicit Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words = {},
+                   const LexiconSpellings& spellings = {});
+  Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, LexiconWords words,
+          LexiconSpellingLines spellings);
   bool antonyms(uint32_t a, uint32_t b) const;
   bool has_antonyms(uint32_t token) const { return word_of(token) != kNoWord; }
   // The inflected word a piece belongs to (kNoWord when it has no antonyms),
@@ -156,13 +173,37 @@ class Lexicon {
   // Piece identity -> word, for every piece form of every word.
   const std::unordered_map<uint32_t, uint32_t>& piece_words() const { return form_key_; }
   static const std::unordered_set<uint32_t>& digit_pieces();
+  // Every inflected form of every antonym word, lower-case, in first-seen
+  // order: the forms a tokenizer's spellings are made for.
+  std::vector<std::string> antonym_forms() const;
+  // The spellings it was made with, in their order, as pairs (built on each
+  // call) and as the lines it keeps.
+  LexiconSpellings spellings() const;
+  const std::string& spelling_lines() const { return spelling_lines_; }
+  bool has_spellings() const { return !spelling_lines_.empty(); }
+  // Whether some spelling starts with this piece (one probe before the scan).
+  bool starts_spelling(uint32_t token) const { return spelled_.count(token) != 0; }
+  std::vector<uint32_t> spelling_starts() const;
+  // The longest spelling that ids[at..] starts with: its length in pieces and
+  // its word (0 and kNoWord when none does).
+  std::pair<size_t, uint32_t> spelled_word_at(std::span<const uint32_t> ids, size_t at) const;
 
  private:
+  struct Spelled {
+    uint32_t rest, rest_length;  // the pieces after the first: spelled_rest_[rest, rest + rest_length)
+    uint32_t word;
+  };
   std::vector<std::pair<std::string, std::string>> words_;
   std::unordered_map<uint32_t, uint32_t> form_key_;  // piece identity -> its inflected word's key
   std::unordered_set<uint64_t> pairs_;               // (min key << 32) | max key
   LexiconWords single_words_;
   std::unordered_set<uint32_t> number_pieces_, negator_pieces_, clitic_pieces_;
+  // spelled_ and spelled_rest_ from spelling_lines_; keys: inflected form -> key.
+  void index_spellings(const std::unordered_map<std::string, uint32_t>& keys);
+  std::vector<std::string> forms_;                                // key -> its form
+  std::string spelling_lines_;                                    // LexiconSpellingLines
+  std::vector<uint32_t> spelled_rest_;
+  std::unordered_map<uint32_t, std::vector<Spelled>> spelled_;  // first piece -> spellings, longest first
 };
 
 // What the idf table and the lexicon say about one token, merged into one
@@ -177,6 +218,7 @@ class TokenTable {
     bool negator = false;              // Lexicon::is_negator (token_info adds clitics in place)
     bool clitic = false;               // Lexicon::is_negating_clitic
     bool apostrophe = false;           // Lexicon::is_apostrophe
+    bool spelling = false;             // Lexicon::starts_spelling
   };
   TokenTable() = default;
   TokenTable(const IdfTable& idf, const Lexicon& lexicon);
@@ -186,7 +228,7 @@ class TokenTable {
   struct Slot {
     uint32_t token = 0, word = Lexicon::kNoWord;
     float idf = 1.0f;
-    uint8_t used = 0, number = 0, negator = 0, clitic = 0, apostrophe = 0;
+    uint8_t used = 0, number = 0, negator = 0, clitic = 0, apostrophe = 0, spelling = 0;
   };
   Slot& slot_for(uint32_t token);
   std::vector<Slot> slots_;

@@ -18,10 +18,10 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 7;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 8;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
                                   // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
-                                  // 4-7 are written only when used
+                                  // 8: spellings (LEXS); 4-8 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -137,7 +137,22 @@ Lexicon read_lexicon(const SectionFile& file, const std::string& path) {
                     else return false;
                     return true;
                   });
-  return Lexicon(std::move(words), std::move(single));
+  LexiconSpellingLines spellings;  // the section's lines, each checked (read as a lexicon keeps them)
+  if (file.version() >= 8 && file.has("LEXS"))
+    read_tab_rows(file, path, "LEXS", "'form<TAB>piece piece ...' with two or more pieces",
+                  [&](std::string_view form, std::string_view text) {
+                    size_t pieces = 0;
+                    for (size_t pos = 0;; ++pieces) {
+                      const size_t space = text.find(' ', pos);
+                      if ((space == std::string_view::npos ? text.size() : space) == pos) return false;  // empty
+                      if (space == std::string_view::npos) break;
+                      pos = space + 1;
+                    }
+                    if (pieces + 1 < 2) return false;
+                    spellings.text.append(form).append("\t").append(text).append("\n");
+                    return true;
+                  });
+  return Lexicon(std::move(words), std::move(single), std::move(spellings));
 }
 
 }  // namespace
@@ -512,9 +527,18 @@ size_t AlignmentVerifier::add_antonyms(const std::vector<std::pair<std::string, 
                " has no lexicon input (trained without it), so they would change nothing");
   auto words = impl_->lexicon.antonym_words();
   const size_t added = merge_antonyms(words, pairs);
-  impl_->lexicon = Lexicon(std::move(words), impl_->lexicon.words());
+  impl_->lexicon = Lexicon(std::move(words), impl_->lexicon.words(), LexiconSpellingLines{impl_->lexicon.spelling_lines()});
   impl_->tokens = TokenTable(impl_->idf, impl_->lexicon);
   return added;
+}
+
+void AlignmentVerifier::set_spellings(LexiconSpellings spellings) {
+  const auto& inputs = impl_->config.inputs;
+  VERITY_CHECK(std::find(inputs.begin(), inputs.end(), "lexicon") != inputs.end(), ConfigError,
+               "spelling the lexicon: ", impl_->path.empty() ? std::string("this F5 verifier") : impl_->path,
+               " has no lexicon input (trained without it), so spellings would change nothing");
+  impl_->lexicon = Lexicon(impl_->lexicon.antonym_words(), impl_->lexicon.words(), std::move(spellings));
+  impl_->tokens = TokenTable(impl_->idf, impl_->lexicon);
 }
 
 void AlignmentVerifier::set_calibration(const Calibration& c) {
@@ -559,6 +583,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   if (!impl_->lexicon.words().empty()) version = 5;
   if (!impl_->lexicon.words().negating_clitics.empty()) version = 6;
   if (impl_->config.pooled_head > 0) version = 7;
+  if (impl_->lexicon.has_spellings()) version = 8;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -580,6 +605,7 @@ void AlignmentVerifier::save(const std::string& path) const {
     for (const auto& w : single.negating_clitics) lines += "negating_clitic\t" + w + "\n";
     out.add("LEXW", lines.data(), lines.size());
   }
+  if (const auto& lines = impl_->lexicon.spelling_lines(); !lines.empty()) out.add("LEXS", lines.data(), lines.size());
   detail::write_parameters(out, *impl_->net);
   out.commit();
   impl_->path = path;

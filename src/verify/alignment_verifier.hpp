@@ -10,8 +10,8 @@
 // Weights file: a SectionFile with magic "VALN", version 3, 4 when its
 // calibration has a linear pooled term or a gate, 5 when its lexicon has
 // number words or negators, 6 when it has negating clitics, 7 when it has a
-// pooled head (config "pooled_head", "pooled_dim"; version 2, read too, has
-// no pooled terms in its calibration):
+// pooled head (config "pooled_head", "pooled_dim"), 8 when its lexicon has
+// spellings (version 2, read too, has no pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
@@ -21,6 +21,9 @@
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
 //         "negator\tword\n" per word, and (v6) "negating_clitic\tpiece\n"
 //         (UTF-8); absent: none
+//   LEXS  (v8) how the encoder's tokenizer splits antonym forms,
+//         "form\tpiece piece ...\n" per form of two or more pieces (UTF-8);
+//         absent: none (a split form is then not seen)
 //   PNAM  parameter names and shapes, PDAT their f32 values (as in VVRF files)
 #include <cstdint>
 #include <memory>
@@ -123,6 +126,9 @@ class AlignmentVerifier final : public Verifier {
   // polarity features now fire on the new pairs too, so refit the calibration
   // after (verity calibrate --add-antonyms). Needs the lexicon input.
   size_t add_antonyms(const std::vector<std::pair<std::string, std::string>>& pairs);
+  // Replaces the lexicon's spellings (train::spell_lexicon makes them from
+  // the encoder's tokenizer); as with add_antonyms, refit the calibration.
+  void set_spellings(LexiconSpellings spellings);
   const std::string& provenance() const;
   const AlignmentConfig& config() const;
   const IdfTable& idf() const;

@@ -155,6 +155,23 @@ TEST(Bert, PaddingBatchingAndThreadsDoNotChangeResults) {
   EXPECT_EQ(s.token_strings[0].back(), "[SEP]");
 }
 
+// What a word is written as inside any text: its pieces without [CLS] and [SEP].
+TEST(Bert, PiecesLeaveOutTheSpecialTokens) {
+  auto enc = load_bert(kTiny);
+  auto texts = reference_texts();
+  const auto pieces = enc->pieces(texts);
+  const Encoded out = enc->encode(texts, raw_options());
+  ASSERT_EQ(pieces.size(), texts.size());
+  for (size_t b = 0; b < texts.size(); ++b) {
+    const auto& strings = out.token_strings[b];
+    ASSERT_GE(strings.size(), 2u);
+    EXPECT_EQ(strings.front(), "[CLS]");
+    EXPECT_EQ(strings.back(), "[SEP]");
+    EXPECT_EQ(pieces[b], std::vector<std::string>(strings.begin() + 1, strings.end() - 1)) << texts[b];
+  }
+  EXPECT_TRUE(enc->pieces(std::vector<std::string>{""}).at(0).empty());
+}
+
 TEST(Bert, AcceptsBertPrefixedWeights) {
   auto dir = temp_dir("prefixed");
   copy_dir(kTiny, dir);

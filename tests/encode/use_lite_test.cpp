@@ -213,6 +213,22 @@ TEST(UseLite, SpecAndTokenVectorsShape) {
 
 // A measurement, not a check: kept out of ctest (run with
 // --gtest_also_run_disabled_tests --gtest_filter='*EncodingSpeed').
+// The tokenizer alone gives the pieces encode() names, and so does the
+// interface's default, which encodes (USE-lite has no special tokens).
+TEST(UseLite, PiecesAreTheTokenStringsOfEncode) {
+  REQUIRE_ENCODER(enc);
+  std::vector<std::string> texts;
+  for (const auto& c : fixture()["cases"]) texts.push_back(c["text"].get<std::string>());
+  texts.push_back("How do I disable dark mode?");
+  const auto pieces = enc->pieces(texts);
+  const Encoded out = enc->encode(texts, EncodeOptions{});
+  ASSERT_EQ(pieces.size(), texts.size());
+  for (size_t b = 0; b < texts.size(); ++b) EXPECT_EQ(pieces[b], out.token_strings[b]) << texts[b];
+  EXPECT_EQ(enc->Encoder::pieces(texts), pieces);
+  EXPECT_EQ(pieces.back()[3], "\u2581dis");  // "disable" is two pieces
+  EXPECT_EQ(pieces.back()[4], "able");
+}
+
 TEST(UseLite, DISABLED_EncodingSpeed) {
   REQUIRE_ENCODER(enc);
   auto measure = [&](size_t batch, size_t words) {

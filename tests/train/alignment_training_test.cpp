@@ -737,3 +737,55 @@ TEST(TrainVerifierF5Cli, RelationOppositesJoinTheLexicon) {
   EXPECT_NE(r.err.find("--f5-antonyms"), std::string::npos) << r.err;
   fs::remove_all(data.dir);
 }
+
+// calibrate --spell-lexicon stores how the encoder's tokenizer writes every
+// antonym form it splits, capitalized forms too, without special tokens; the
+// file holds them, the summary and provenance count them, and the polarity
+// feature then fires across the pieces.
+TEST(TrainVerifierF5Cli, SpelledLexiconHoldsTheTokenizersSplitForms) {
+  const auto data = write_tiny_f5_data("verity_f5_spelled_");
+  const auto trained = (data.dir / "trained.valn").string(), spelled = (data.dir / "spelled.valn").string();
+  auto r = verity_test::run(tiny_f5_command(data) + " --seed 1 --out " + trained);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string calibrate = "calibrate --dev-pairs " + data.dev + " --encoder bert:" + data.encoder +
+                                " --verifier " + trained + " --json --quiet --out " + spelled;
+  r = verity_test::run(calibrate + " --spell-lexicon");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  const auto v = verify::AlignmentVerifier::load(spelled);
+  const auto& spellings = v->lexicon().spellings();
+  EXPECT_EQ(summary.at("spelled_forms").get<size_t>(), spellings.size());
+  EXPECT_EQ(nlohmann::json::parse(v->provenance()).at("recalibrated").at("spelled_forms"), spellings.size());
+
+  // What the tokenizer makes of each form, from the encoder itself.
+  const auto encoder = encode::make_encoder("bert:" + data.encoder);
+  const auto forms = v->lexicon().antonym_forms();
+  std::vector<std::string> texts;
+  for (const auto& f : forms) {
+    texts.push_back(f);
+    if (f[0] >= 'a' && f[0] <= 'z') texts.push_back(char(f[0] - 'a' + 'A') + f.substr(1));
+  }
+  const auto pieces = encoder->pieces(texts);
+  verify::LexiconSpellings expected;  // a capitalized form only where its pieces differ (an uncased BERT's do not)
+  for (size_t i = 0; i < texts.size(); ++i)
+    if (pieces[i].size() >= 2 && !(i > 0 && texts[i][0] >= 'A' && texts[i][0] <= 'Z' && pieces[i] == pieces[i - 1]))
+      expected.emplace_back(texts[i], pieces[i]);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(spellings, expected);
+  for (const auto& [form, p] : spellings)
+    for (const auto& piece : p) EXPECT_TRUE(piece != "[CLS]" && piece != "[SEP]") << form;
+  size_t seen = 0;  // each spelled form's run is its word, and that word has an antonym
+  for (const auto& [form, p] : spellings) {
+    const auto ids = verify::token_identities(p);
+    const auto [length, word] = v->lexicon().spelled_word_at(ids, 0);
+    EXPECT_EQ(length, p.size()) << form;
+    seen += word != verify::Lexicon::kNoWord;
+  }
+  EXPECT_EQ(seen, spellings.size());
+  // Without the flag the file keeps no spellings and the summary says nothing of them.
+  r = verity_test::run(calibrate);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out).contains("spelled_forms"));
+  EXPECT_TRUE(verify::AlignmentVerifier::load(spelled)->lexicon().spellings().empty());
+  fs::remove_all(data.dir);
+}

@@ -572,6 +572,29 @@ TEST(AlignmentVerifier, GatedLinearTermOfTheCalibration) {
 
 // Number words and negators travel in the file (version 5), so a loaded
 // verifier reads the same features; a bad LEXW line names itself.
+namespace {
+// A copy of the file at `path` with `tags` kept and `section` replaced by
+// `lines`, whose second line is bad: loading it names that section and line.
+void expect_bad_word_list(const std::string& path, uint32_t version, std::initializer_list<const char*> tags,
+                          const char* section, const std::string& lines) {
+  const SectionFile good(path, "VALN", 8);
+  const auto bad_path = temp_path("bad-word-list.valn");
+  SectionWriter out(bad_path, "VALN", version);
+  for (const char* tag : tags) {
+    const auto bytes = good.section(tag);
+    out.add(tag, bytes.data(), bytes.size());
+  }
+  out.add(section, lines.data(), lines.size());
+  out.commit();
+  try {
+    AlignmentVerifier::load(bad_path);
+    FAIL() << lines;
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::string(section) + " line 2"), std::string::npos) << e.what();
+  }
+}
+}  // namespace
+
 TEST(AlignmentVerifier, LexiconWordsSurviveASaveAndLoad) {
   AlignmentConfig c;
   c.hidden = 4, c.mlp = 4, c.buckets = 16;
@@ -605,23 +628,8 @@ TEST(AlignmentVerifier, LexiconWordsSurviveASaveAndLoad) {
   EXPECT_TRUE(AlignmentVerifier::load(v5_path)->lexicon().words().negating_clitics.empty());
   // The same file with one LEXW line of an unknown kind; and a clitic in a
   // version-5 file, which cannot hold one.
-  const SectionFile good(path, "VALN", 6);
-  const auto bad_path = temp_path("w-bad.valn");
-  for (const std::string lines : {"number\tfour\nverb\trun\n", "negator\tnot\nnegating_clitic\tt\n"}) {
-    SectionWriter out(bad_path, "VALN", 5);
-    for (const char* tag : {"CONF", "IDFT", "LEXA", "PNAM", "PDAT"}) {
-      const auto bytes = good.section(tag);
-      out.add(tag, bytes.data(), bytes.size());
-    }
-    out.add("LEXW", lines.data(), lines.size());
-    out.commit();
-    try {
-      AlignmentVerifier::load(bad_path);
-      FAIL() << lines;
-    } catch (const FormatError& e) {
-      EXPECT_NE(std::string(e.what()).find("LEXW line 2"), std::string::npos) << e.what();
-    }
-  }
+  for (const std::string lines : {"number\tfour\nverb\trun\n", "negator\tnot\nnegating_clitic\tt\n"})
+    expect_bad_word_list(path, 5, {"CONF", "IDFT", "LEXA", "PNAM", "PDAT"}, "LEXW", lines);
 }
 
 TEST(AlignmentVerifier, DamagedFilesAreFormatErrors) {
@@ -874,4 +882,75 @@ TEST(AlignmentVerifier, PooledHeadSurvivesASaveAndLoadAndChecksTheDimension) {
   bad = c;
   bad.pooled_dim = 0;
   EXPECT_THROW(AlignmentVerifier::untrained(bad, small_idf(), 1), ConfigError);
+}
+
+// A form the tokenizer splits ("disable" as "▁dis able") is seen only through
+// its spelling: the run of pieces is the word, on its first piece, and the
+// pieces after it are no words of their own ("able" is not "disable").
+TEST(Lexicon, SpelledFormsAreSeenAcrossTheirPieces) {
+  const Words pairs{{"enable", "disable"}, {"able", "unable"}};
+  const LexiconSpellings spellings{{"disable", {"\u2581dis", "able"}},
+                                   {"disabled", {"\u2581dis", "able", "d"}},
+                                   {"Disable", {"\u2581Dis", "able"}},
+                                   {"notlisted", {"\u2581not", "listed"}}};
+  Lexicon plain(pairs), spelled(pairs, {}, spellings);
+  EXPECT_TRUE(spelled.starts_spelling(token_identity("\u2581dis")));
+  EXPECT_FALSE(spelled.starts_spelling(token_identity("\u2581not")));  // not a listed form: never matched
+  EXPECT_FALSE(plain.starts_spelling(token_identity("\u2581dis")));
+  const auto ids = piece_ids({"\u2581dis", "able", "d", "\u2581dis", "able", "\u2581dis", "\u2581Dis", "able"});
+  const auto [three, disabled] = spelled.spelled_word_at(ids, 0);  // the longest spelling wins
+  EXPECT_EQ(three, 3u);
+  EXPECT_TRUE(spelled.antonym_words(disabled, spelled.word_of(token_identity("\u2581enabled"))));
+  EXPECT_FALSE(spelled.antonym_words(disabled, spelled.word_of(token_identity("\u2581enable"))));
+  const auto [two, disable] = spelled.spelled_word_at(ids, 3);
+  EXPECT_EQ(two, 2u);
+  EXPECT_TRUE(spelled.antonym_words(disable, spelled.word_of(token_identity("\u2581enable"))));
+  EXPECT_EQ(spelled.spelled_word_at(ids, 5).first, 0u);  // "▁dis" then "▁Dis": no spelling
+  EXPECT_EQ(spelled.spelled_word_at(ids, 6).first, 2u);  // the capitalized spelling
+  EXPECT_EQ(spelled.spelled_word_at(ids, 8).first, 0u);  // past the end
+  // Forms come once each, lower-case, for a tokenizer to spell.
+  const auto forms = spelled.antonym_forms();
+  EXPECT_EQ(std::set<std::string>(forms.begin(), forms.end()).size(), forms.size());
+  EXPECT_NE(std::find(forms.begin(), forms.end(), "disabling"), forms.end());
+  EXPECT_THROW(Lexicon(pairs, {}, LexiconSpellings{{"disable", {"\u2581disable"}}}), ConfigError);
+  EXPECT_THROW(Lexicon(pairs, {}, LexiconSpellings{{"disable", {"\u2581dis", "a ble"}}}), ConfigError);  // unwritable
+  EXPECT_THROW(Lexicon(pairs, {}, LexiconSpellings{{"dis\table", {"\u2581dis", "able"}}}), ConfigError);
+  EXPECT_EQ(spelled.spellings(), spellings);  // kept as given, in order
+
+  // "How do I enable it" against "How do I disable it", the map one-hot.
+  const size_t dim = 8;
+  auto map = SimilarityMap::compute(one_hot({0, 1, 2, 3, 5}, dim), one_hot({0, 1, 2, 4, 6, 5}, dim), dim);
+  auto ia = piece_ids({"\u2581How", "\u2581do", "\u2581I", "\u2581enable", "\u2581it"});
+  auto ib = piece_ids({"\u2581How", "\u2581do", "\u2581I", "\u2581dis", "able", "\u2581it"});
+  auto token = [&](const DirectionFeatures& d, size_t i, size_t k) { return d.tokens[i * kTokenFeatures + k]; };
+  const auto seen = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), spelled);
+  EXPECT_FLOAT_EQ(token(seen.forward, 3, 14), 1.0f);   // "enable" faces "disable"
+  EXPECT_FLOAT_EQ(token(seen.backward, 3, 14), 1.0f);  // on the spelling's first piece
+  EXPECT_FLOAT_EQ(token(seen.backward, 4, 14), 0.0f);  // "able" is part of it, no word alone
+  EXPECT_FLOAT_EQ(seen.pair[18], 0.5f);
+  const auto unseen = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), plain);
+  EXPECT_FLOAT_EQ(unseen.pair[18], 0.0f);
+}
+
+TEST(AlignmentVerifier, SpellingsSurviveASaveAndLoad) {
+  AlignmentConfig c;
+  c.hidden = 4, c.mlp = 4, c.buckets = 16;
+  auto v = AlignmentVerifier::untrained(c, small_idf(), 1, Lexicon(Words{{"enable", "disable"}}, LexiconWords::english()));
+  v->mark_trained("test");
+  v->set_spellings({{"disable", {"\u2581dis", "able"}}, {"Disable", {"\u2581Dis", "able"}}});
+  EXPECT_EQ(v->add_antonyms({{"lock", "unlock"}}), 1u);  // spellings stay when pairs are added
+  ASSERT_EQ(v->lexicon().spellings().size(), 2u);
+  const auto path = temp_path("s.valn");
+  v->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 8).version(), 8u);
+  auto w = AlignmentVerifier::load(path);
+  EXPECT_EQ(w->lexicon().spellings(), v->lexicon().spellings());
+  EXPECT_TRUE(w->lexicon().starts_spelling(token_identity("\u2581Dis")));
+  // A LEXS row with one piece, or an empty piece, names its line.
+  for (const std::string lines : {"disable\t\u2581dis able\nunlock\t\u2581unlock\n", "disable\t\u2581dis able\nx\ta  b\n"})
+    expect_bad_word_list(path, 8, {"CONF", "IDFT", "LEXA", "LEXW", "PNAM", "PDAT"}, "LEXS", lines);
+  AlignmentConfig no_lexicon = c;
+  no_lexicon.inputs = {"map", "identity", "pooled"};
+  auto bare = AlignmentVerifier::untrained(no_lexicon, small_idf(), 1);
+  EXPECT_THROW(bare->set_spellings({{"disable", {"\u2581dis", "able"}}}), ConfigError);
 }

@@ -2,6 +2,7 @@
 // by $VERITY_DEFAULT_VERIFIER.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -102,6 +103,15 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
       EXPECT_TRUE(f5->lexicon().antonyms(token_identity("\u2581" + x), token_identity("\u2581" + y)))
           << x << " / " << y;
   EXPECT_EQ(provenance.at("recalibrated").at("added_antonyms").at("source"), "relations+directions");
+  // And USE-lite's spellings of the forms it splits, so "disable" ("\u2581dis" "able") faces "enable".
+  const auto& spellings = f5->lexicon().spellings();
+  EXPECT_EQ(provenance.at("recalibrated").at("spelled_forms").get<size_t>(), spellings.size());
+  const auto disable = std::find_if(spellings.begin(), spellings.end(), [](const auto& s) { return s.first == "disable"; });
+  ASSERT_NE(disable, spellings.end());
+  EXPECT_EQ(disable->second, (std::vector<std::string>{"\u2581dis", "able"}));
+  const auto [length, word] = f5->lexicon().spelled_word_at(token_identities(disable->second), 0);
+  EXPECT_EQ(length, 2u);
+  EXPECT_TRUE(f5->lexicon().antonym_words(word, f5->lexicon().word_of(token_identity("\u2581enable"))));
   // The earlier F3 ensemble stays loadable for comparisons.
   auto old = make_verifier("ensemble:" + std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble.vens");
   EXPECT_TRUE(old->is_trained());
