@@ -30,8 +30,8 @@ import sys
 
 
 
-def sections(path):
-    """The sections of a VALN file (docs/FORMATS.md), by tag, as text."""
+def sections(path, tags=("LEXA", "LEXS")):
+    """The word-list sections of a VALN file (docs/FORMATS.md) among `tags`, by tag, as text."""
     with open(path, "rb") as f:
         data = f.read()
     if data[:4] != b"VALN":
@@ -42,7 +42,7 @@ def sections(path):
         start = (pos + 16 + 63) // 64 * 64
         if tag == b"END.":
             break
-        if tag in (b"LEXA", b"LEXS"):  # the word lists; other sections are binary
+        if tag.decode("ascii") in tags:  # the word lists; other sections are binary
             out[tag.decode("ascii")] = data[start:start + length].decode("utf-8")
         pos = start + length
     return out
@@ -104,12 +104,26 @@ def main(argv):
         opposites = sorted({tuple(sorted(p)) for p in pairs_of_forms})
     if not opposites:
         sys.exit(f"{argv[1]} sees no opposite that {argv[2]} does not")
-    os.makedirs(argv[3], exist_ok=True)
-    report = {"opposites": len(opposites), "files": {}}
+    def kinds(pair, a, b):
+        met = [(x, y) for x, y in pairs_of_forms if x in a and y in b]
+        if not met:
+            return []
+        return ["fires", "differ"] if any(y not in a and x not in b for x, y in met) else ["fires"]
+
+    write_subsets(argv[4:], argv[3], kinds, {"opposites": len(opposites)})
+
+
+def write_subsets(paths, out_dir, kinds, report):
+    """Writes OUT_DIR/fires.jsonl and differ.jsonl: each labelled pair of `paths` that
+    kinds(pair, words of a, words of b) puts in them, with "file" and "line" added; prints
+    `report` with per file and in all each subset's pairs and same-meaning count."""
+    os.makedirs(out_dir, exist_ok=True)
+    report = {**report, "files": {}}
     totals = {"fires": [0, 0], "differ": [0, 0]}
-    with open(os.path.join(argv[3], "fires.jsonl"), "w", encoding="utf-8") as fires, \
-            open(os.path.join(argv[3], "differ.jsonl"), "w", encoding="utf-8") as differ:
-        for path in argv[4:]:
+    with open(os.path.join(out_dir, "fires.jsonl"), "w", encoding="utf-8") as fires, \
+            open(os.path.join(out_dir, "differ.jsonl"), "w", encoding="utf-8") as differ:
+        outputs = {"fires": fires, "differ": differ}
+        for path in paths:
             counts = {"fires": [0, 0], "differ": [0, 0]}
             with open(path, encoding="utf-8") as f:
                 for n, line in enumerate(f, 1):
@@ -120,16 +134,9 @@ def main(argv):
                         a, b, label = words(pair["a"]), words(pair["b"]), int(pair["label"])
                     except (ValueError, KeyError, TypeError, AttributeError) as e:
                         sys.exit(f"{path}:{n}: not a labelled pair ({e})")
-                    met = [(x, y) for x, y in pairs_of_forms if x in a and y in b]
-                    if not met:
-                        continue
                     row = json.dumps({**pair, "file": path, "line": n}) + "\n"
-                    kinds = ["fires"]
-                    fires.write(row)
-                    if any(y not in a and x not in b for x, y in met):
-                        kinds.append("differ")
-                        differ.write(row)
-                    for kind in kinds:
+                    for kind in kinds(pair, a, b):
+                        outputs[kind].write(row)
                         counts[kind][0] += 1
                         counts[kind][1] += label == 1
             report["files"][path] = {k: {"pairs": c[0], "same_meaning": c[1]} for k, c in counts.items()}

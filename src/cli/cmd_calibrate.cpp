@@ -96,7 +96,8 @@ void run_calibrate(CalibrateArgs& a) {
     } catch (const ConfigError& e) {
       throw ConfigError(cat("--spell-lexicon: ", e.what()));
     }
-    log("calibrate: ", spelled_forms, " antonym forms that ", a.encoder, " splits into pieces spelled in the lexicon");
+    log("calibrate: ", spelled_forms, " antonym forms and number words that ", a.encoder,
+        " splits into pieces spelled in the lexicon");
   }
   auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk, gate);
 
@@ -180,9 +181,9 @@ void setup_calibrate(CLI::App& app) {
       ->check(CLI::IsMember({"none", "relations", "directions", "relations+directions"}))
       ->capture_default_str();
   cmd->add_flag("--spell-lexicon", a->spell_lexicon,
-               "Before the fit (after --add-antonyms), spell the lexicon's antonym forms with the encoder's "
-               "tokenizer and keep those it splits into pieces (\"disable\" as \"\u2581dis able\"), so their "
-               "swaps are seen too; the network is unchanged");
+               "Before the fit (after --add-antonyms), spell the lexicon's antonym forms and number words with "
+               "the encoder's tokenizer and keep those it splits into pieces (\"disable\" as \"\u2581dis able\", "
+               "\"sixty\" as \"\u2581six ty\"), so their swaps are seen too; the network is unchanged");
   cmd->add_option("--seed", a->seed, "Seed of the capped sample")->capture_default_str();
   cmd->add_option("--chunk", a->chunk, "Pairs encoded per batch")->capture_default_str();
   add_common_flags(cmd, a->common);

@@ -11,6 +11,7 @@
 #include <numbers>
 #include <optional>
 #include <random>
+#include <set>
 #include <unordered_map>
 
 #include "core/crc32c.hpp"
@@ -454,7 +455,11 @@ const char* gate_source_name(GateSource source) { return source == GateSource::f
 size_t spell_lexicon(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder) {
   std::vector<std::string> texts;
   std::vector<uint8_t> capitalized;  // texts[i] is texts[i - 1] capitalized
-  for (const auto& form : verifier.lexicon().antonym_forms()) {
+  auto forms = verifier.lexicon().antonym_forms();
+  const std::set<std::string> listed(forms.begin(), forms.end());
+  for (const auto& number : verifier.lexicon().words().numbers)
+    if (!number.empty() && listed.count(number) == 0) forms.push_back(number);
+  for (const auto& form : forms) {
     texts.push_back(form), capitalized.push_back(0);
     if (form[0] >= 'a' && form[0] <= 'z')
       texts.push_back(std::string(1, char(form[0] - 'a' + 'A')) + form.substr(1)), capitalized.push_back(1);

@@ -205,10 +205,11 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
                                 ThresholdRule rule = ThresholdRule::plateau, size_t chunk = 64,
                                 GateSource gate_source = GateSource::refit);
 
-// Spells every antonym form of the verifier's lexicon, lower-case and
-// capitalized, with the encoder's tokenizer (Encoder::pieces) and stores the
-// forms it splits into two or more pieces ("disable" as "\u2581dis" "able"),
-// so the polarity features see them (AlignmentVerifier::set_spellings; any
+// Spells every antonym form and number word of the verifier's lexicon,
+// lower-case and capitalized, with the encoder's tokenizer (Encoder::pieces)
+// and stores the forms it splits into two or more pieces ("disable" as
+// "\u2581dis" "able", "sixty" as "\u2581six" "ty"), so the polarity and
+// number features see them (AlignmentVerifier::set_spellings; any
 // earlier spellings are replaced). Returns how many forms were stored. The
 // network is unchanged: refit the calibration after (verity calibrate
 // --spell-lexicon).

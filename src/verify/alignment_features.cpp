@@ -216,6 +216,7 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, Lexi
 
 // Each line "form<TAB>piece piece ...": a form of two or more non-empty pieces.
 void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& keys) {
+  const std::unordered_set<std::string> numbers(single_words_.numbers.begin(), single_words_.numbers.end());
   const std::string_view text = spelling_lines_;
   size_t line = 0;
   for (size_t pos = 0; pos < text.size();) {
@@ -242,8 +243,10 @@ void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& k
     std::string lower(row.substr(0, tab));
     if (lower[0] >= 'A' && lower[0] <= 'Z') lower[0] = char(lower[0] - 'A' + 'a');
     const auto key = keys.find(lower);
-    if (key == keys.end()) continue;
-    Spelled spelled{uint32_t(spelled_rest_.size()), uint32_t(pieces.size() - 1), key->second};
+    const bool number = numbers.count(lower) != 0;
+    if (key == keys.end() && !number) continue;
+    Spelled spelled{uint32_t(spelled_rest_.size()), uint32_t(pieces.size() - 1),
+                    key == keys.end() ? kNoWord : key->second, number ? number_identity(lower) : 0};
     for (size_t k = 1; k < pieces.size(); ++k) spelled_rest_.push_back(token_identity(pieces[k]));
     spelled_[token_identity(pieces[0])].push_back(spelled);
   }
@@ -281,15 +284,19 @@ std::vector<uint32_t> Lexicon::spelling_starts() const {
   return out;
 }
 
-std::pair<size_t, uint32_t> Lexicon::spelled_word_at(std::span<const uint32_t> ids, size_t at) const {
+Lexicon::SpelledRun Lexicon::spelled_at(std::span<const uint32_t> ids, size_t at) const {
   const auto it = at < ids.size() ? spelled_.find(ids[at]) : spelled_.end();
-  if (it == spelled_.end()) return {0, kNoWord};
+  if (it == spelled_.end()) return {};
   for (const auto& s : it->second) {
     const auto rest = spelled_rest_.begin() + ptrdiff_t(s.rest);
     if (at + 1 + s.rest_length <= ids.size() && std::equal(rest, rest + s.rest_length, ids.begin() + ptrdiff_t(at + 1)))
-      return {1 + size_t(s.rest_length), s.word};
+      return {1 + size_t(s.rest_length), s.word, s.number};
   }
-  return {0, kNoWord};
+  return {};
+}
+
+uint32_t Lexicon::number_identity(const std::string& lower_case_word) {
+  return token_identity("\x01number:" + lower_case_word);
 }
 
 bool Lexicon::antonyms(uint32_t a, uint32_t b) const { return antonym_words(word_of(a), word_of(b)); }
@@ -388,16 +395,23 @@ using TokenInfo = std::vector<TokenTable::Info>;
 TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table,
                      const Lexicon& lexicon) {
   TokenInfo info(length);
-  for (size_t i = 0; i < length && known; ++i) info[i] = table.info(ids[i]);
-  // A spelled word ("\u2581dis" "able") is its first piece's word; the pieces
-  // after it are no words of their own ("able" is not "disable").
+  for (size_t i = 0; i < length && known; ++i) {
+    info[i] = table.info(ids[i]);
+    if (info[i].number) info[i].number_identity = ids[i];
+  }
+  // A spelled word ("\u2581dis" "able") is its first piece's word, and a number
+  // only if it is a number word ("\u2581six" "ty" is sixty, not six); the
+  // pieces after it are no words or numbers of their own ("able" is not "disable").
   for (size_t i = 0; i < length && known; ++i) {
     if (!info[i].spelling) continue;
-    const auto [pieces, word] = lexicon.spelled_word_at(ids.first(std::min(length, ids.size())), i);
-    if (pieces == 0) continue;
-    info[i].word = word;
-    for (size_t k = 1; k < pieces; ++k) info[i + k].word = Lexicon::kNoWord;
-    i += pieces - 1;
+    const auto run = lexicon.spelled_at(ids.first(std::min(length, ids.size())), i);
+    if (run.length == 0) continue;
+    info[i].word = run.word;
+    info[i].number = run.number != 0;
+    info[i].number_identity = run.number;
+    for (size_t k = 1; k < run.length; ++k)
+      info[i + k].word = Lexicon::kNoWord, info[i + k].number = false, info[i + k].number_identity = 0;
+    i += run.length - 1;
   }
   // "isn ' t": the clitic after an apostrophe negates; a lone "t" does not.
   for (size_t i = 1; i < length && known; ++i)
@@ -486,8 +500,12 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   std::vector<uint32_t> y_sorted(y_ids.begin(), y_ids.end());
   std::sort(y_sorted.begin(), y_sorted.end());
   std::vector<size_t> y_words;  // positions of Y's tokens that have antonyms
-  for (size_t j = 0; j < m && known; ++j)
+  std::vector<uint32_t> y_numbers;  // what Y's numbers are compared by
+  for (size_t j = 0; j < m && known; ++j) {
     if (y_info[j].word != Lexicon::kNoWord) y_words.push_back(j);
+    if (y_info[j].number) y_numbers.push_back(y_info[j].number_identity);
+  }
+  std::sort(y_numbers.begin(), y_numbers.end());
   std::vector<long> target(n, 0);
   std::vector<uint8_t> exact_at_target(n, 0);
   DirectionSummary s;
@@ -512,7 +530,9 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     f[10] = best * (1.0f - f[2]);
     f[11] = 1.0f - best;
     f[12] = y_info[arg].idf;
-    if (known && !exact && x_info[i].number) f[13] = 1.0f, ++s.unmatched_numbers;
+    if (known && x_info[i].number &&
+        !std::binary_search(y_numbers.begin(), y_numbers.end(), x_info[i].number_identity))
+      f[13] = 1.0f, ++s.unmatched_numbers;
     if (known && x_info[i].word != Lexicon::kNoWord)
       for (size_t j : y_words)
         if (lexicon.antonym_words(x_info[i].word, y_info[j].word)) {

@@ -135,10 +135,11 @@ struct LexiconSpellingLines {
 // digit pieces, number words and negators. Words are matched through the
 // pieces a tokenizer makes of a whole word ("open", "\u2581open", "Open", ...);
 // antonyms also through simple inflections (-s, -ed, -ing, -er, -est). A form
-// the tokenizer splits into several pieces is seen only through its spelling,
-// which the lexicon holds when it was spelled with that tokenizer
-// (train::spell_lexicon): the spelled run of pieces then counts as the word,
-// on its first piece.
+// or number word the tokenizer splits into several pieces is seen only through
+// its spelling, which the lexicon holds when it was spelled with that
+// tokenizer (train::spell_lexicon): the spelled run of pieces then counts as
+// the word, on its first piece, and a spelled number word ("sixty" as
+// "\u2581six ty") is that number, not the number its first piece is.
 class Lexicon {
  public:
   Lexicon() = default;
@@ -174,7 +175,7 @@ class Lexicon {
   const std::unordered_map<uint32_t, uint32_t>& piece_words() const { return form_key_; }
   static const std::unordered_set<uint32_t>& digit_pieces();
   // Every inflected form of every antonym word, lower-case, in first-seen
-  // order: the forms a tokenizer's spellings are made for.
+  // order: with the number words, the forms a tokenizer's spellings are made for.
   std::vector<std::string> antonym_forms() const;
   // The spellings it was made with, in their order, as pairs (built on each
   // call) and as the lines it keeps.
@@ -184,14 +185,27 @@ class Lexicon {
   // Whether some spelling starts with this piece (one probe before the scan).
   bool starts_spelling(uint32_t token) const { return spelled_.count(token) != 0; }
   std::vector<uint32_t> spelling_starts() const;
-  // The longest spelling that ids[at..] starts with: its length in pieces and
-  // its word (0 and kNoWord when none does).
-  std::pair<size_t, uint32_t> spelled_word_at(std::span<const uint32_t> ids, size_t at) const;
+  // The longest spelling that ids[at..] starts with: its length in pieces,
+  // its antonym word (kNoWord if it has none) and, for a number word, the
+  // identity that stands for it (number_identity; 0 otherwise). Length 0
+  // when none does.
+  struct SpelledRun {
+    size_t length = 0;
+    uint32_t word = kNoWord, number = 0;
+  };
+  SpelledRun spelled_at(std::span<const uint32_t> ids, size_t at) const;
+  std::pair<size_t, uint32_t> spelled_word_at(std::span<const uint32_t> ids, size_t at) const {
+    const auto run = spelled_at(ids, at);
+    return {run.length, run.word};
+  }
+  // What a spelled number word ("sixty" as "\u2581six ty") is compared by:
+  // not a piece any tokenizer writes, so it meets only the same word.
+  static uint32_t number_identity(const std::string& lower_case_word);
 
  private:
   struct Spelled {
     uint32_t rest, rest_length;  // the pieces after the first: spelled_rest_[rest, rest + rest_length)
-    uint32_t word;
+    uint32_t word, number;       // as in SpelledRun
   };
   std::vector<std::pair<std::string, std::string>> words_;
   std::unordered_map<uint32_t, uint32_t> form_key_;  // piece identity -> its inflected word's key
@@ -219,6 +233,9 @@ class TokenTable {
     bool clitic = false;               // Lexicon::is_negating_clitic
     bool apostrophe = false;           // Lexicon::is_apostrophe
     bool spelling = false;             // Lexicon::starts_spelling
+    // What a number is compared by: its token identity, or for a spelled
+    // number word Lexicon::number_identity (set by the features, not the table).
+    uint32_t number_identity = 0;
   };
   TokenTable() = default;
   TokenTable(const IdfTable& idf, const Lexicon& lexicon);

@@ -21,7 +21,7 @@
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
 //         "negator\tword\n" per word, and (v6) "negating_clitic\tpiece\n"
 //         (UTF-8); absent: none
-//   LEXS  (v8) how the encoder's tokenizer splits antonym forms,
+//   LEXS  (v8) how the encoder's tokenizer splits antonym forms and number words,
 //         "form\tpiece piece ...\n" per form of two or more pieces (UTF-8);
 //         absent: none (a split form is then not seen)
 //   PNAM  parameter names and shapes, PDAT their f32 values (as in VVRF files)

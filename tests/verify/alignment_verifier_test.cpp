@@ -932,6 +932,39 @@ TEST(Lexicon, SpelledFormsAreSeenAcrossTheirPieces) {
   EXPECT_FLOAT_EQ(unseen.pair[18], 0.0f);
 }
 
+// A number word the tokenizer splits ("sixty" as "▁six ty") is that number:
+// against "sixteen" ("▁six teen") or "six" it is a changed number, though the
+// first pieces match; spelled the same in both texts it is matched.
+TEST(AlignmentFeatures, SpelledNumberWordsAreTheirOwnNumbers) {
+  LexiconWords numbers;
+  numbers.numbers = {"six", "sixty", "sixteen"};
+  const LexiconSpellings spellings{{"sixty", {"\u2581six", "ty"}}, {"sixteen", {"\u2581six", "teen"}}};
+  const Lexicon spelled(Words{}, numbers, spellings), plain(Words{}, numbers);
+  EXPECT_EQ(spelled.spelled_at(piece_ids({"\u2581six", "ty"}), 0).number, Lexicon::number_identity("sixty"));
+  EXPECT_EQ(spelled.spelled_at(piece_ids({"\u2581six", "ty"}), 0).word, Lexicon::kNoWord);
+  const size_t dim = 8;
+  auto token = [&](const DirectionFeatures& d, size_t i, size_t k) { return d.tokens[i * kTokenFeatures + k]; };
+  // "take sixteen tablets" against "take sixty tablets", the map one-hot.
+  auto map = SimilarityMap::compute(one_hot({0, 1, 2, 3}, dim), one_hot({0, 1, 4, 3}, dim), dim);
+  auto ia = piece_ids({"\u2581take", "\u2581six", "teen", "\u2581tablets"});
+  auto ib = piece_ids({"\u2581take", "\u2581six", "ty", "\u2581tablets"});
+  const auto seen = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), spelled);
+  EXPECT_FLOAT_EQ(token(seen.forward, 1, 13), 1.0f);   // "sixteen" has no match
+  EXPECT_FLOAT_EQ(token(seen.backward, 1, 13), 1.0f);  // nor "sixty"
+  EXPECT_FLOAT_EQ(token(seen.forward, 2, 13), 0.0f);   // "teen" is part of it
+  EXPECT_FLOAT_EQ(seen.pair[17], 0.5f);
+  const auto unseen = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), plain);
+  EXPECT_FLOAT_EQ(unseen.pair[17], 0.0f);  // without spellings "▁six" meets "▁six"
+  // The same number word in both texts, and a bare "six" against "sixty".
+  auto same = SimilarityMap::compute(one_hot({0, 1, 4, 3}, dim), one_hot({0, 1, 4, 3}, dim), dim);
+  EXPECT_FLOAT_EQ(alignment_features(same, PairContext{ib, ib, 0.9f}, small_idf(), spelled).pair[17], 0.0f);
+  auto six = piece_ids({"\u2581take", "\u2581six", "\u2581tablets"});
+  auto bare = SimilarityMap::compute(one_hot({0, 1, 3}, dim), one_hot({0, 1, 4, 3}, dim), dim);
+  const auto against_six = alignment_features(bare, PairContext{six, ib, 0.9f}, small_idf(), spelled);
+  EXPECT_FLOAT_EQ(token(against_six.forward, 1, 13), 1.0f);
+  EXPECT_FLOAT_EQ(token(against_six.backward, 1, 13), 1.0f);
+}
+
 TEST(AlignmentVerifier, SpellingsSurviveASaveAndLoad) {
   AlignmentConfig c;
   c.hidden = 4, c.mlp = 4, c.buckets = 16;

@@ -112,6 +112,10 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   const auto [length, word] = f5->lexicon().spelled_word_at(token_identities(disable->second), 0);
   EXPECT_EQ(length, 2u);
   EXPECT_TRUE(f5->lexicon().antonym_words(word, f5->lexicon().word_of(token_identity("\u2581enable"))));
+  // A number word it splits is that number: "sixty" ("\u2581six" "ty") is not "six".
+  const auto sixty = std::find_if(spellings.begin(), spellings.end(), [](const auto& s) { return s.first == "sixty"; });
+  ASSERT_NE(sixty, spellings.end());
+  EXPECT_EQ(f5->lexicon().spelled_at(token_identities(sixty->second), 0).number, Lexicon::number_identity("sixty"));
   // The earlier F3 ensemble stays loadable for comparisons.
   auto old = make_verifier("ensemble:" + std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble.vens");
   EXPECT_TRUE(old->is_trained());
