@@ -19,18 +19,12 @@ import sys
 from opposite_subset import sections, write_subsets
 
 
-def number_words(path):
-    """The number words of a VALN file's LEXW section."""
-    text = sections(path, ("LEXW",)).get("LEXW", "")
-    return {line.split("\t")[1] for line in text.splitlines() if line.startswith("number\t")}
-
-
 def main(argv):
     if len(argv) < 4:
         sys.exit(__doc__)
-    numbers = number_words(argv[1])
-    lines = sections(argv[1], ("LEXS",)).get("LEXS", "").splitlines()
-    spelled = {line.split("\t")[0] for line in lines} & numbers
+    lists = sections(argv[1], ("LEXW", "LEXS"))
+    numbers = {line.split("\t")[1] for line in lists.get("LEXW", "").splitlines() if line.startswith("number\t")}
+    spelled = {line.split("\t")[0] for line in lists.get("LEXS", "").splitlines()} & numbers
     if not spelled:
         sys.exit(f"{argv[1]} spells no number word")
 

@@ -163,15 +163,14 @@ size_t merge_antonyms(std::vector<std::pair<std::string, std::string>>& words,
 namespace {
 LexiconSpellingLines as_spelling_lines(const LexiconSpellings& spellings) {
   LexiconSpellingLines lines;
+  // Only what would change the lines' shape is checked here; the rest as any line is.
   for (const auto& [form, pieces] : spellings) {
-    VERITY_CHECK(pieces.size() >= 2, ConfigError, "f5 lexicon: the spelling of '", form,
-                 "' needs two or more pieces (a word kept whole is matched without one)");
-    VERITY_CHECK(!form.empty() && form.find_first_of("\t\n") == std::string::npos, ConfigError,
-                 "f5 lexicon: a spelled form is empty or holds a tab or line break");
+    VERITY_CHECK(form.find_first_of("\t\n") == std::string::npos, ConfigError,
+                 "f5 lexicon: the spelled form '", form, "' holds a tab or line break");
     lines.text += form;
     for (size_t k = 0; k < pieces.size(); ++k) {
-      VERITY_CHECK(!pieces[k].empty() && pieces[k].find_first_of(" \t\n") == std::string::npos, ConfigError,
-                   "f5 lexicon: the spelling of '", form, "' holds an empty piece or one with a space, tab or line break");
+      VERITY_CHECK(pieces[k].find_first_of(" \t\n") == std::string::npos, ConfigError, "f5 lexicon: the spelling of '",
+                   form, "' holds a piece with a space, tab or line break");
       lines.text += (k == 0 ? "\t" : " ") + pieces[k];
     }
     lines.text += '\n';
@@ -214,7 +213,8 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, Lexi
   index_spellings(keys);
 }
 
-// Each line "form<TAB>piece piece ...": a form of two or more non-empty pieces.
+// Each line "form<TAB>piece piece ...": a form of two or more non-empty pieces
+// (a word kept whole is matched without one). Errors name the LEXS line.
 void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& keys) {
   const std::unordered_set<std::string> numbers(single_words_.numbers.begin(), single_words_.numbers.end());
   const std::string_view text = spelling_lines_;
@@ -222,24 +222,22 @@ void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& k
   for (size_t pos = 0; pos < text.size();) {
     ++line;
     const size_t eol = text.find('\n', pos);
-    VERITY_CHECK(eol != std::string_view::npos, ConfigError, "f5 lexicon: spelling line ", line, " has no newline");
+    VERITY_CHECK(eol != std::string_view::npos, ConfigError, "f5 lexicon: LEXS line ", line, " has no newline");
     const auto row = text.substr(pos, eol - pos);
     pos = eol + 1;
     const size_t tab = row.find('\t');
-    VERITY_CHECK(tab != std::string_view::npos && tab > 0, ConfigError, "f5 lexicon: spelling line ", line,
-                 " is not 'form<TAB>piece piece ...'");
     std::vector<std::string_view> pieces;
-    for (size_t p = tab + 1;;) {
+    for (size_t p = tab + 1; tab != std::string_view::npos;) {
       const size_t space = row.find(' ', p);
       pieces.push_back(row.substr(p, space == std::string_view::npos ? std::string_view::npos : space - p));
-      VERITY_CHECK(!pieces.back().empty() && pieces.back().find('\t') == std::string_view::npos, ConfigError,
-                   "f5 lexicon: spelling line ", line, " ('", row.substr(0, tab),
-                   "') holds an empty piece or one with a space, tab or line break");
       if (space == std::string_view::npos) break;
       p = space + 1;
     }
-    VERITY_CHECK(pieces.size() >= 2, ConfigError, "f5 lexicon: the spelling of '", row.substr(0, tab),
-                 "' needs two or more pieces (a word kept whole is matched without one)");
+    const bool well_formed =
+        tab != std::string_view::npos && tab > 0 && pieces.size() >= 2 &&
+        std::none_of(pieces.begin(), pieces.end(), [](std::string_view p) { return p.empty() || p.find('\t') != p.npos; });
+    VERITY_CHECK(well_formed, ConfigError, "f5 lexicon: LEXS line ", line,
+                 " is not 'form<TAB>piece piece ...' with two or more non-empty pieces");
     std::string lower(row.substr(0, tab));
     if (lower[0] >= 'A' && lower[0] <= 'Z') lower[0] = char(lower[0] - 'A' + 'a');
     const auto key = keys.find(lower);

@@ -194,10 +194,6 @@ class Lexicon {
     uint32_t word = kNoWord, number = 0;
   };
   SpelledRun spelled_at(std::span<const uint32_t> ids, size_t at) const;
-  std::pair<size_t, uint32_t> spelled_word_at(std::span<const uint32_t> ids, size_t at) const {
-    const auto run = spelled_at(ids, at);
-    return {run.length, run.word};
-  }
   // What a spelled number word ("sixty" as "\u2581six ty") is compared by:
   // not a piece any tokenizer writes, so it meets only the same word.
   static uint32_t number_identity(const std::string& lower_case_word);

@@ -137,22 +137,16 @@ Lexicon read_lexicon(const SectionFile& file, const std::string& path) {
                     else return false;
                     return true;
                   });
-  LexiconSpellingLines spellings;  // the section's lines, each checked (read as a lexicon keeps them)
-  if (file.version() >= 8 && file.has("LEXS"))
-    read_tab_rows(file, path, "LEXS", "'form<TAB>piece piece ...' with two or more pieces",
-                  [&](std::string_view form, std::string_view text) {
-                    size_t pieces = 0;
-                    for (size_t pos = 0;; ++pieces) {
-                      const size_t space = text.find(' ', pos);
-                      if ((space == std::string_view::npos ? text.size() : space) == pos) return false;  // empty
-                      if (space == std::string_view::npos) break;
-                      pos = space + 1;
-                    }
-                    if (pieces + 1 < 2) return false;
-                    spellings.text.append(form).append("\t").append(text).append("\n");
-                    return true;
-                  });
-  return Lexicon(std::move(words), std::move(single), std::move(spellings));
+  LexiconSpellingLines spellings;  // the section as it is: the lexicon checks each line
+  if (file.version() >= 8 && file.has("LEXS")) {
+    const auto bytes = file.section("LEXS");
+    spellings.text.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  try {
+    return Lexicon(std::move(words), std::move(single), std::move(spellings));
+  } catch (const ConfigError& e) {
+    throw FormatError(cat(path, ": ", e.what()));
+  }
 }
 
 }  // namespace

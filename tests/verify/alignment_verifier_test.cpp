@@ -898,16 +898,16 @@ TEST(Lexicon, SpelledFormsAreSeenAcrossTheirPieces) {
   EXPECT_FALSE(spelled.starts_spelling(token_identity("\u2581not")));  // not a listed form: never matched
   EXPECT_FALSE(plain.starts_spelling(token_identity("\u2581dis")));
   const auto ids = piece_ids({"\u2581dis", "able", "d", "\u2581dis", "able", "\u2581dis", "\u2581Dis", "able"});
-  const auto [three, disabled] = spelled.spelled_word_at(ids, 0);  // the longest spelling wins
-  EXPECT_EQ(three, 3u);
-  EXPECT_TRUE(spelled.antonym_words(disabled, spelled.word_of(token_identity("\u2581enabled"))));
-  EXPECT_FALSE(spelled.antonym_words(disabled, spelled.word_of(token_identity("\u2581enable"))));
-  const auto [two, disable] = spelled.spelled_word_at(ids, 3);
-  EXPECT_EQ(two, 2u);
-  EXPECT_TRUE(spelled.antonym_words(disable, spelled.word_of(token_identity("\u2581enable"))));
-  EXPECT_EQ(spelled.spelled_word_at(ids, 5).first, 0u);  // "▁dis" then "▁Dis": no spelling
-  EXPECT_EQ(spelled.spelled_word_at(ids, 6).first, 2u);  // the capitalized spelling
-  EXPECT_EQ(spelled.spelled_word_at(ids, 8).first, 0u);  // past the end
+  const auto disabled = spelled.spelled_at(ids, 0);  // the longest spelling wins
+  EXPECT_EQ(disabled.length, 3u);
+  EXPECT_TRUE(spelled.antonym_words(disabled.word, spelled.word_of(token_identity("\u2581enabled"))));
+  EXPECT_FALSE(spelled.antonym_words(disabled.word, spelled.word_of(token_identity("\u2581enable"))));
+  const auto disable = spelled.spelled_at(ids, 3);
+  EXPECT_EQ(disable.length, 2u);
+  EXPECT_TRUE(spelled.antonym_words(disable.word, spelled.word_of(token_identity("\u2581enable"))));
+  EXPECT_EQ(spelled.spelled_at(ids, 5).length, 0u);  // "▁dis" then "▁Dis": no spelling
+  EXPECT_EQ(spelled.spelled_at(ids, 6).length, 2u);  // the capitalized spelling
+  EXPECT_EQ(spelled.spelled_at(ids, 8).length, 0u);  // past the end
   // Forms come once each, lower-case, for a tokenizer to spell.
   const auto forms = spelled.antonym_forms();
   EXPECT_EQ(std::set<std::string>(forms.begin(), forms.end()).size(), forms.size());

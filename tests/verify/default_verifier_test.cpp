@@ -109,9 +109,9 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   const auto disable = std::find_if(spellings.begin(), spellings.end(), [](const auto& s) { return s.first == "disable"; });
   ASSERT_NE(disable, spellings.end());
   EXPECT_EQ(disable->second, (std::vector<std::string>{"\u2581dis", "able"}));
-  const auto [length, word] = f5->lexicon().spelled_word_at(token_identities(disable->second), 0);
-  EXPECT_EQ(length, 2u);
-  EXPECT_TRUE(f5->lexicon().antonym_words(word, f5->lexicon().word_of(token_identity("\u2581enable"))));
+  const auto run = f5->lexicon().spelled_at(token_identities(disable->second), 0);
+  EXPECT_EQ(run.length, 2u);
+  EXPECT_TRUE(f5->lexicon().antonym_words(run.word, f5->lexicon().word_of(token_identity("\u2581enable"))));
   // A number word it splits is that number: "sixty" ("\u2581six" "ty") is not "six".
   const auto sixty = std::find_if(spellings.begin(), spellings.end(), [](const auto& s) { return s.first == "sixty"; });
   ASSERT_NE(sixty, spellings.end());
