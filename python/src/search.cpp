@@ -170,6 +170,7 @@ A missing part or a bad option raises ConfigError naming it.)")
       .def(
           "search",
           [](const std::shared_ptr<search::Pipeline>& self, const std::string& query, size_t k) {
+            search::check_query(query);
             auto hits = without_gil_short([&] { return self->search(query, k); });
             std::vector<PyHit> out;
             out.reserve(hits.size());

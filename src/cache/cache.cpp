@@ -20,6 +20,7 @@
 #include "core/io.hpp"
 #include "core/log.hpp"
 #include "encode/registry.hpp"
+#include "text/utf8.hpp"
 #include "verify/pair_scoring.hpp"
 #include "verify/verifier.hpp"
 
@@ -219,6 +220,8 @@ struct Cache::Impl {
 
   void check_prompt(const std::string& prompt) const {
     VERITY_CHECK(!prompt.empty(), ConfigError, "prompt must not be empty");
+    VERITY_CHECK(text::holds_content(prompt), ConfigError,
+                 "prompt holds no letter, number or symbol (only whitespace or punctuation)");
     if (opt.max_prompt_chars) {
       size_t n = code_points(prompt);
       VERITY_CHECK(n <= opt.max_prompt_chars, ConfigError, "prompt has ", n, " characters, the limit is ",
@@ -363,6 +366,7 @@ struct Cache::Impl {
       VERITY_CHECK(!opt.max_bytes || bytes[i] <= int64_t(opt.max_bytes), ConfigError, "entry of ", bytes[i],
                    " bytes (texts and vectors) exceeds the namespace cap of ", opt.max_bytes, " bytes");
       if (r.options.ttl_s) expires[i] = now_ms + int64_t(std::ceil(*r.options.ttl_s * 1000.0));
+      results[i].ns = r.options.ns;
     }
     Change change;
     std::unordered_set<int64_t> gone;
@@ -656,6 +660,7 @@ LookupResult Cache::lookup(const std::string& prompt, const LookupOptions& optio
   m.check_prompt(prompt);
   check_namespace(options.ns);
   LookupResult res;
+  res.ns = options.ns;
   if (options.min_probability) {
     VERITY_CHECK(std::isfinite(*options.min_probability), ConfigError, "min_probability must be a finite number");
     res.threshold = *options.min_probability;

@@ -77,6 +77,7 @@ struct PutRequest {
 
 struct PutResult {
   int64_t id = 0;
+  std::string ns;          // the namespace it went into
   bool replaced = false;   // an entry with this prompt existed in the namespace
   size_t evicted = 0;      // entries evicted by the caps
   size_t expired = 0;      // expired entries purged in the same commit
@@ -106,6 +107,7 @@ struct Candidate {
 
 struct LookupResult {
   bool hit = false;
+  std::string ns;  // the namespace looked in
   // hit: "exact" | "verified"; miss: "empty" (nothing in the namespace),
   // "below_cosine_floor", "below_threshold".
   std::string reason;

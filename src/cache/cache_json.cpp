@@ -18,6 +18,7 @@ json metadata_json(const std::string& text) {
 json lookup_json(const LookupResult& r) {
   const auto& t = r.timings;
   json out = {{"hit", r.hit},
+              {"namespace", r.ns},
               {"id", nullptr},
               {"response", nullptr},
               {"prompt", nullptr},
@@ -54,7 +55,7 @@ json lookup_json(const LookupResult& r) {
 }
 
 json put_json(const PutResult& r) {
-  return {{"id", r.id}, {"replaced", r.replaced}, {"evicted", r.evicted}, {"expired", r.expired}};
+  return {{"id", r.id}, {"namespace", r.ns}, {"replaced", r.replaced}, {"evicted", r.evicted}, {"expired", r.expired}};
 }
 
 json stats_json(const CacheStats& s) {

@@ -1,5 +1,7 @@
 // verity cache put|lookup|remove|clear|stats: the verified semantic cache on a
 // database file, without a server (docs/CACHE.md).
+#include <cmath>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cache/cache.hpp"
@@ -16,7 +18,8 @@ using json = nlohmann::json;
 struct CacheArgs {
   CommonFlags common;
   cache::CacheOptions options;
-  std::string db, prompt, response, ns = cache::kDefaultNamespace, metadata = "{}", jsonl;
+  std::string db, prompt, ns = cache::kDefaultNamespace, metadata = "{}", jsonl;
+  std::optional<std::string> response;  // required by put, as the HTTP API's field
   double ttl_s = 0;
   float min_probability = -1;
   int64_t id = 0;
@@ -47,8 +50,11 @@ std::vector<cache::PutRequest> read_put_file(const std::string& path, const cach
         VERITY_CHECK(value.is_object(), FormatError, where("metadata"), " must be a JSON object");
         r.options.metadata = value.dump();
       } else if (key == "ttl_s") {
-        VERITY_CHECK(value.is_number(), FormatError, where("ttl_s"), " must be a number");
-        r.options.ttl_s = value.get<double>();
+        // The HTTP API's range: (0, 3.2e9] seconds.
+        const double ttl = value.is_number() ? value.get<double>() : -1;
+        VERITY_CHECK(value.is_number() && std::isfinite(ttl) && ttl > 0 && ttl <= 3.2e9, FormatError,
+                     where("ttl_s"), " must be a number of seconds in (0, 3.2e9], got ", value.dump());
+        r.options.ttl_s = ttl;
       } else {
         throw FormatError(cat(path, ":", n, ": unknown field '", key,
                               "' (valid: prompt, response, namespace, metadata, ttl_s)"));
@@ -68,11 +74,12 @@ void run_put(CacheArgs& a) {
   cache::PutOptions given{a.ns, a.metadata, std::nullopt};
   if (a.ttl_s > 0) given.ttl_s = a.ttl_s;
   if (!a.jsonl.empty()) {
-    VERITY_CHECK(a.prompt.empty() && a.response.empty(), ConfigError, "cache put: give --jsonl or --prompt/--response, not both");
+    VERITY_CHECK(a.prompt.empty() && !a.response, ConfigError, "cache put: give --jsonl or --prompt/--response, not both");
     requests = read_put_file(a.jsonl, given);
   } else {
     VERITY_CHECK(!a.prompt.empty(), ConfigError, "cache put: --prompt is required (or --jsonl FILE)");
-    requests.push_back({a.prompt, a.response, given});
+    VERITY_CHECK(a.response.has_value(), ConfigError, "cache put: --response is required (or --jsonl FILE)");
+    requests.push_back({a.prompt, *a.response, given});
   }
   auto results = c.put_batch(requests);
   size_t replaced = 0;
@@ -164,7 +171,7 @@ void setup_cache(CLI::App& app) {
     c->add_option("--response", a->response, "Response to cache");
     c->add_option("--namespace", a->ns, "Namespace")->capture_default_str();
     c->add_option("--metadata", a->metadata, "JSON object stored with the entry")->capture_default_str();
-    c->add_option("--ttl", a->ttl_s, "Seconds until the entry expires (0 = never)")->check(CLI::NonNegativeNumber);
+    c->add_option("--ttl", a->ttl_s, "Seconds until the entry expires (0 = never)")->check(CLI::Range(0.0, 3.2e9));
     c->add_option("--jsonl", a->jsonl,
                   "Put every line {prompt, response, namespace?, metadata?, ttl_s?} of this file, in batches (a field a line "
                   "leaves out takes --namespace, --metadata, --ttl)")

@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "encode/registry.hpp"
 #include "search/pipeline.hpp"
+#include "text/utf8.hpp"
 #include "verify/heatmap.hpp"
 #include "verify/pair_scoring.hpp"
 #include "verify/verifier.hpp"
@@ -77,9 +78,9 @@ TokenVectors real_tokens(const encode::Encoded& enc, size_t b, const char* which
 void run_explain(ExplainArgs& a) {
   apply_common_flags(a.common);
   const ImageFormat format = format_of(a.out);
-  auto blank = [](const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; };
-  VERITY_CHECK(!blank(a.query), ConfigError, "--query is empty");
-  VERITY_CHECK(!blank(a.doc), ConfigError, "--doc is empty");
+  // Whitespace or punctuation alone has nothing to match: the same rule as the server's.
+  VERITY_CHECK(text::holds_content(a.query), ConfigError, "--query is empty (no letter, number or symbol)");
+  VERITY_CHECK(text::holds_content(a.doc), ConfigError, "--doc is empty (no letter, number or symbol)");
   const auto specs = split_verifier_list(a.verifiers);
   std::set<std::string> seen;
   std::vector<std::unique_ptr<verify::Verifier>> verifiers;

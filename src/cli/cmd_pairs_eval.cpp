@@ -120,17 +120,22 @@ struct EvalArgs {
   uint64_t seed = 1;
 };
 
+// With one label only, AUC (and, without positives, AP and the recalls) is
+// undefined: null, not a number that looks like a result.
+bool both_labels(const eval::BinaryMetrics& m) { return m.positives > 0 && m.positives < m.count; }
+
 nlohmann::json metrics_json(const eval::BinaryMetrics& m) {
+  const auto defined = [](bool ok, double v) { return ok ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json j = {{"count", m.count},
                       {"positives", m.positives},
-                      {"auc", m.auc},
-                      {"ap", m.ap},
+                      {"auc", defined(both_labels(m), m.auc)},
+                      {"ap", defined(m.positives > 0, m.ap)},
                       {"accuracy", m.accuracy ? nlohmann::json(*m.accuracy) : nlohmann::json()},
                       {"best_accuracy", m.best_accuracy},
                       {"best_threshold", m.best_threshold},
                       {"ece", m.ece},
-                      {"recall_at_precision_0.90", m.recall_at_precision_90},
-                      {"recall_at_precision_0.95", m.recall_at_precision_95}};
+                      {"recall_at_precision_0.90", defined(m.positives > 0, m.recall_at_precision_90)},
+                      {"recall_at_precision_0.95", defined(m.positives > 0, m.recall_at_precision_95)}};
   return j;
 }
 
@@ -152,6 +157,7 @@ void run_pairs_eval(EvalArgs& a) {
   nlohmann::json data_json = nlohmann::json::array();
   for (const auto& path : a.data) {
     File f{file_key(path), data::read_labelled_pairs(path, a.skip_invalid)};
+    VERITY_CHECK(!f.file.pairs.empty(), ConfigError, path, ": no pairs to evaluate");
     if (a.max_pairs && f.file.pairs.size() > a.max_pairs) {  // seeded sample, kept in file order
       std::vector<size_t> order(f.file.pairs.size());
       std::iota(order.begin(), order.end(), size_t(0));
@@ -180,6 +186,7 @@ void run_pairs_eval(EvalArgs& a) {
     std::vector<float> all_scores;
     nlohmann::json per_file = nlohmann::json::object();
     double auc_sum = 0;
+    size_t auc_files = 0;  // files with both labels: the macro AUC's
   };
   std::vector<Scorer> scorers_run;
   std::vector<const verify::Verifier*> verifiers;
@@ -203,10 +210,14 @@ void run_pairs_eval(EvalArgs& a) {
     std::vector<int> labels;
     for (const auto& p : f.file.pairs) labels.push_back(p.label);
     all_labels.insert(all_labels.end(), labels.begin(), labels.end());
+    const size_t same = size_t(std::count(labels.begin(), labels.end(), 1));
+    if (same == 0 || same == labels.size())
+      log("pairs-eval: ", f.file.path, ": every pair is labelled ", same ? 1 : 0,
+          ": its AUC is undefined (null) and left out of the macro AUC");
     for (size_t v = 0; v < scorers_run.size(); ++v) {
       auto& s = scorers_run[v];
       auto m = eval::binary_metrics(scores[v], labels, s.threshold);
-      s.auc_sum += m.auc;
+      if (both_labels(m)) s.auc_sum += m.auc, ++s.auc_files;
       s.per_file[f.key] = metrics_json(m);
       log("  ", s.name, ": auc ", m.auc, ", ap ", m.ap, ", best_accuracy ", m.best_accuracy,
           m.accuracy ? cat(", accuracy ", *m.accuracy) : std::string(), ", ece ", m.ece);
@@ -226,7 +237,7 @@ void run_pairs_eval(EvalArgs& a) {
                        {"calibrated", s.verifier && s.verifier->default_threshold().has_value()},
                        {"encoder_recorded", s.verifier ? s.verifier->encoder() : ""},
                        {"overall", metrics_json(overall)},
-                       {"macro_auc", s.auc_sum / double(files.size())},
+                       {"macro_auc", s.auc_files ? nlohmann::json(s.auc_sum / double(s.auc_files)) : nlohmann::json()},
                        {"files", s.per_file}};
   }
   if (!a.scores_out.empty()) write_file_atomic(a.scores_out, lines);

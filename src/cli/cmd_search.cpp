@@ -18,6 +18,7 @@ struct SearchArgs {
 void run_search(SearchArgs& a, const CLI::App* cmd) {
   apply_common_flags(a.common);
   VERITY_CHECK(a.k > 0, ConfigError, "--k must be positive");
+  search::check_query(a.query);
   a.pipeline.options = search::resolve_auto_parts(index::read_index_manifest(a.index), a.pipeline.options);
   check_pipeline_flags(cmd, a.pipeline, "--stage1", false);
   fit_candidates_to_k(cmd, a.pipeline, a.k);

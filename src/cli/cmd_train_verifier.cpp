@@ -516,7 +516,7 @@ void run_train_verifier(TrainVerifierArgs& a) {
 
 void setup_train_verifier(CLI::App& app) {
   auto a = std::make_shared<TrainVerifierArgs>();
-  auto* cmd = app.add_subcommand("train-verifier", "Train an F3/F4 verifier on (query, positive, negative) triples");
+  auto* cmd = app.add_subcommand("train-verifier", "Train a verifier: F5 on labelled pairs beside near-miss triples, or F3/F4 on (query, positive, negative) triples");
   auto& o = a->train_options;
   cmd->add_option("--train", a->train,
                   "Training triples (JSONL, data/triples.hpp); repeatable, exact duplicates across files dropped");

@@ -1,12 +1,39 @@
 // verity: one binary, subcommands registered from src/cli/cmd_*.cpp.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <unistd.h>
 
 #include "cli/command.hpp"
 #include "core/cpu_features.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+
+namespace {
+// CLI11 answers an unknown command with "A subcommand is required"; this names
+// it and lists the commands of that level instead. nullopt when the words
+// before the first option are all known commands (or reach a leaf command).
+std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-' || at->get_require_subcommand_min() == 0) return std::nullopt;
+    CLI::App* next = nullptr;
+    std::string known;
+    for (CLI::App* sub : at->get_subcommands({})) {
+      if (sub->check_name(word)) next = sub;
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!next) {
+      const std::string where = at == &app ? "verity" : "verity " + at->get_name();
+      return "unknown command '" + word + "' for " + where + " (commands: " + known + ")";
+    }
+    at = next;
+  }
+  return std::nullopt;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   // libgomp spin-waits ~8 ms per parallel region on this class of machine,
@@ -21,6 +48,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "verity 0.1.0");
   verity::cli::set_invocation(argc, argv);
   verity::cli::setup_all_commands(app);
+  if (auto message = unknown_command(app, argc, argv)) {
+    std::fprintf(stderr, "verity: error: %s\n", message->c_str());
+    return 2;
+  }
   try {
     verity::best_isa();  // a bad VERITY_KERNEL_ISA is refused before any work starts
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "encode/registry.hpp"
+#include "text/utf8.hpp"
 #include "verify/pair_scoring.hpp"
 #include "verify/verifier.hpp"
 
@@ -15,6 +16,12 @@ struct TextVerifier::Impl {
   std::optional<double> threshold;
   int threads = 0;
 };
+
+void check_query(const std::string& query) {
+  VERITY_CHECK(!query.empty(), ConfigError, "query must not be empty");
+  VERITY_CHECK(text::holds_content(query), ConfigError,
+               "query holds no letter, number or symbol (only whitespace or punctuation)");
+}
 
 std::optional<double> verdict_threshold(std::optional<double> given, const verify::Verifier& verifier) {
   if (given) return given;
@@ -57,6 +64,7 @@ std::string TextVerifier::describe() const {
 
 std::vector<Verification> TextVerifier::verify(const std::string& query,
                                                std::span<const std::string> candidates) const {
+  check_query(query);
   if (candidates.empty()) return {};
   std::vector<std::string> texts{query};
   texts.insert(texts.end(), candidates.begin(), candidates.end());
@@ -78,7 +86,10 @@ std::vector<Verification> TextVerifier::verify(const std::string& query,
                                           std::span(blocks).subspan(1), enc.dim);
   std::vector<Verification> out;
   out.reserve(scores.size());
-  for (float s : scores) {
+  for (size_t i = 0; i < scores.size(); ++i) {
+    // A candidate of whitespace or punctuation alone matches nothing; its map
+    // (a lone "\u2581" piece) would otherwise get whatever the network makes of it.
+    const float s = text::holds_content(candidates[i]) ? scores[i] : 0.0f;
     Verification v{double(s), ""};
     if (impl_->threshold) v.verdict = s >= *impl_->threshold ? "match" : "near-miss";
     out.push_back(std::move(v));

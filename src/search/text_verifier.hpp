@@ -33,6 +33,12 @@ struct TextVerifierOptions {
   int threads = 0;  // encoder threads; 0 = runtime default
 };
 
+// ConfigError unless the query holds a letter, number or symbol
+// (text::holds_content): whitespace or punctuation alone has nothing to match.
+// TextVerifier::verify checks its query; a caller of Pipeline::search with a
+// user's query checks it first (an evaluation's queries go through unchecked).
+void check_query(const std::string& query);
+
 // The verdict threshold of TextVerifierOptions: `given`, else the verifier's
 // calibrated default_threshold(), else none.
 std::optional<double> verdict_threshold(std::optional<double> given, const verify::Verifier& verifier);

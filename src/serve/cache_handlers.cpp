@@ -51,9 +51,7 @@ Reply cache_put(cache::Cache& cache, const CacheLimits& limits, std::string_view
     }
     o.ttl_s = number_field(body, "ttl_s", 0, 3.2e9, true);
     auto r = cache.put(prompt, response, o);
-    json out = cache::detail::put_json(r);
-    out["namespace"] = o.ns;
-    return out;
+    return cache::detail::put_json(r);
   });
 }
 
@@ -65,9 +63,7 @@ Reply cache_lookup(cache::Cache& cache, const CacheLimits& limits, std::string_v
     cache::LookupOptions o;
     o.ns = namespace_field(body);
     if (auto p = number_field(body, "min_probability", 0, 1, false)) o.min_probability = float(*p);
-    json out = cache::detail::lookup_json(cache.lookup(prompt, o));
-    out["namespace"] = o.ns;
-    return out;
+    return cache::detail::lookup_json(cache.lookup(prompt, o));
   });
 }
 

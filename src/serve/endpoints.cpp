@@ -153,8 +153,8 @@ struct Endpoints::Impl {
     std::string verifier = choose(body).second;
     if (verifier == "none")
       throw HttpError(kBadRequest,
-                      "verification needs a verifier: pass \"verifier\" (f0, f1, f2) or start the server "
-                      "with --verifier");
+                      "verification needs a verifier: pass \"verifier\" (f0, f1, f2, or the server's own "
+                      "--verifier) or start the server with --verifier");
     auto start = Clock::now();
     auto p = pipeline(opt.pipeline.stage1, verifier);
     json results = json::array();

@@ -1,6 +1,7 @@
 #include "serve/detail/request_json.hpp"
 
 #include "core/log.hpp"
+#include "text/utf8.hpp"
 
 namespace verity::serve::detail {
 
@@ -39,6 +40,9 @@ std::string string_field(const json& body, const char* field, const std::string*
 std::string text_field(const json& body, const char* field, size_t max_chars) {
   std::string text = string_field(body, field, nullptr);
   if (text.empty()) throw HttpError(kBadRequest, cat("field '", field, "' must not be empty"));
+  if (!text::holds_content(text))
+    throw HttpError(kBadRequest,
+                    cat("field '", field, "' holds no letter, number or symbol (only whitespace or punctuation)"));
   size_t chars = utf8_code_points(text);
   if (chars > max_chars)
     throw HttpError(kUnprocessable, cat("field '", field, "' has ", chars, " characters, the limit is ", max_chars,

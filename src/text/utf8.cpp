@@ -1,5 +1,7 @@
 #include "text/utf8.hpp"
 
+#include <utf8proc.h>
+
 namespace verity::text {
 
 size_t first_invalid_utf8(std::string_view s) {
@@ -56,6 +58,27 @@ void append_utf8(std::string& out, char32_t cp) {
     out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
     out.push_back(char(0x80 | (cp & 0x3F)));
   }
+}
+
+bool holds_content(std::string_view s) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  utf8proc_ssize_t left = utf8proc_ssize_t(s.size());
+  while (left > 0) {
+    utf8proc_int32_t cp = -1;
+    utf8proc_ssize_t n = utf8proc_iterate(p, left, &cp);
+    if (n <= 0) n = 1, cp = -1;  // an ill-formed byte: skip it
+    if (cp >= 0) switch (utf8proc_category(cp)) {
+        case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+        case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND:
+        case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO: case UTF8PROC_CATEGORY_SM:
+        case UTF8PROC_CATEGORY_SC: case UTF8PROC_CATEGORY_SK: case UTF8PROC_CATEGORY_SO:
+          return true;
+        default:
+          break;
+      }
+    p += n, left -= n;
+  }
+  return false;
 }
 
 }  // namespace verity::text

@@ -27,12 +27,14 @@ TEST_F(CacheCli, PutLookupRemoveClearStats) {
   ASSERT_EQ(put.status, 0) << put.err;
   auto p = json::parse(put.out);
   EXPECT_EQ(p["replaced"], false);
+  EXPECT_EQ(p["namespace"], "default");  // the HTTP API's object
   auto look = run("cache lookup" + flags() + "--prompt 'What is the capital of France?' --json");
   ASSERT_EQ(look.status, 0) << look.err;
   auto l = json::parse(look.out);
   EXPECT_EQ(l["hit"], true);
   EXPECT_EQ(l["id"], p["id"]);
   EXPECT_EQ(l["response"], "Paris");
+  EXPECT_EQ(l["namespace"], "default");
   auto miss = run("cache lookup" + flags() + "--prompt 'Capital of France' --min-probability 1 --json");
   EXPECT_EQ(json::parse(miss.out)["hit"], false);
   // --namespace is the namespace of the lines that name none (the file's third).
@@ -103,6 +105,24 @@ TEST_F(CacheCli, CacheEvalReportsEveryScorerAndWritesThePlot) {
   // No leftover database in the work directory.
   for (const auto& e : std::filesystem::directory_iterator(dir_))
     EXPECT_EQ(e.path().string().find("cache-eval."), std::string::npos) << e.path();
+}
+
+TEST_F(CacheCli, PutRefusesWhatTheHttpApiRefuses) {
+  auto r = run("cache put" + flags() + "--prompt 'Is it open?' --json");  // no --response
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--response is required"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  r = run("cache put" + flags() + "--prompt '  ?  ' --response x");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no letter, number or symbol"), std::string::npos) << r.err;
+  std::ofstream(dir_ / "ttl.jsonl") << "{\"prompt\": \"a\", \"response\": \"r\"}\n"
+                                    << "{\"prompt\": \"b\", \"response\": \"r\", \"ttl_s\": -3}\n";
+  r = run("cache put" + flags() + "--jsonl " + (dir_ / "ttl.jsonl").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("ttl.jsonl:2: field 'ttl_s'"), std::string::npos) << r.err;
+  r = run("cache put" + flags() + "--prompt a --response r --ttl -1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_LT(r.err.size(), 300u) << r.err;  // the range, not DBL_MAX's 300 digits
 }
 
 TEST_F(CacheCli, CacheEvalRejectsBadInput) {

@@ -88,6 +88,12 @@ TEST(Cli, IndexThenSearch) {
   ASSERT_FALSE(j["results"].empty());
   EXPECT_EQ(j["results"][0]["id"], "d3");
   EXPECT_LE(j["results"].size(), 3u);
+  for (const char* query : {"''", "'  ?  '"}) {
+    r = run("search --index " + dir + "/idx --query " + query + " --json");
+    EXPECT_EQ(r.status, 2) << query;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(r.err.find("query"), std::string::npos) << r.err;
+  }
   // Rebuilding over an existing index replaces it.
   r = run("index --quiet --corpus " + fixture() + " --out " + dir + "/idx");
   EXPECT_EQ(r.status, 0) << r.err;
@@ -157,6 +163,13 @@ TEST(Cli, BadInputGivesClearErrorsAndExitCodes) {
   EXPECT_EQ(r.status, 2);
   r = run("frobnicate");
   EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown command 'frobnicate' for verity (commands: "), std::string::npos) << r.err;
+  r = run("cache bogus --db x");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown command 'bogus' for verity cache (commands: put, lookup"), std::string::npos) << r.err;
+  r = run("cache");
+  EXPECT_EQ(r.status, 2);  // no command at all: CLI11's own message
+  EXPECT_NE(r.err.find("subcommand is required"), std::string::npos) << r.err;
   auto dir = temp_dir("bad");
   fs::copy(fixture(), dir + "/broken", fs::copy_options::recursive);
   {

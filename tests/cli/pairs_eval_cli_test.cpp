@@ -97,4 +97,30 @@ TEST(PairsEvalCli, BadInputIsAClearError) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(":2"), std::string::npos) << r.err;
+  const auto empty = (fx.dir / "probe" / "empty.jsonl").string();
+  std::ofstream(empty) << "";
+  r = verity_test::run("pairs-eval --data " + empty + " --verifier f1 --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("empty.jsonl: no pairs"), std::string::npos) << r.err;
+}
+
+TEST(PairsEvalCli, OneLabelOnlyLeavesTheAucUndefined) {
+  if (!have_models()) {
+    if (std::getenv("VERITY_REQUIRE_MODELS")) FAIL() << "models/use-lite missing and VERITY_REQUIRE_MODELS is set";
+    GTEST_SKIP() << "models/use-lite not converted (scripts/setup_models.sh)";
+  }
+  Fixture fx;
+  const auto same = (fx.dir / "probe" / "same.jsonl").string();
+  std::ofstream(same) << R"({"a": "How do I reset my password?", "b": "How can I reset my password?", "label": 1})" "\n"
+                      << R"({"a": "Is it raining?", "b": "Is it raining now?", "label": 1})" "\n";
+  auto r = verity_test::run("pairs-eval --data " + same + " --data " + fx.pairs + " --verifier f1 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& one = j["files"]["probe/same"];
+  EXPECT_TRUE(one["auc"].is_null()) << one;
+  EXPECT_TRUE(one["ap"].is_number()) << one;  // defined: there are positives
+  EXPECT_EQ(one["best_accuracy"], 1.0);
+  EXPECT_NE(r.err.find("every pair is labelled 1"), std::string::npos) << r.err;
+  // The macro AUC is the other file's alone.
+  EXPECT_EQ(j["macro_auc"], j["files"]["probe/pairs"]["auc"]);
 }

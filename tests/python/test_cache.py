@@ -79,6 +79,8 @@ def test_namespaces_replace_remove_clear_and_stats(cache):
     assert cache.lookup("what is the capital of France", namespace="geo").response == "Paris (updated)"
     assert not cache.lookup("what is the capital of France", namespace="other").hit
     assert cache.lookup("what is the capital of France", namespace="other").reason == "empty"
+    # to_dict is the object of POST /cache/lookup, namespace included
+    assert cache.lookup("what is the capital of France", namespace="geo").to_dict()["namespace"] == "geo"
     b = cache.put("who wrote Hamlet", "Shakespeare", namespace="geo")
     assert cache.get(b)["namespace"] == "geo"
     assert cache.remove(b) is True and cache.remove(b) is False and cache.get(b) is None
@@ -101,6 +103,11 @@ def test_expired_entries_are_never_served(cache):
 def test_errors_name_the_field(tmp_path, cache):
     with pytest.raises(verity.ConfigError, match="metadata"):
         cache.put("p", "r", metadata=["not", "a", "dict"])
+    for blank in ("   ", "?!"):  # nothing to match: refused, never served
+        with pytest.raises(verity.ConfigError, match="prompt"):
+            cache.put(blank, "r")
+        with pytest.raises(verity.ConfigError, match="prompt"):
+            cache.lookup(blank)
     with pytest.raises(verity.ConfigError):
         verity.Cache(str(tmp_path / "x.sqlite"), durability="sometimes")
     with pytest.raises(verity.Error):

@@ -31,6 +31,9 @@ def test_bm25_search_ranks_and_fills_hits(bm25_index):
     assert top.verifier_score is None and top.verdict is None
     assert top.score == top.stage1_score > 0
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    for blank in ("", "  ?  "):
+        with pytest.raises(verity.ConfigError, match="query"):
+            p.search(blank)
 
 
 def test_search_matches_the_cli(bm25_index):

@@ -21,6 +21,15 @@ def test_default_verifier(use_lite, full_index):
         assert all(x.verdict == ("match" if x.probability >= threshold else "near-miss") for x in v)
 
 
+def test_text_without_a_word_matches_nothing(use_lite):
+    for blank in ("", "   ", "."):
+        with pytest.raises(verity.ConfigError, match="query"):
+            verity.verify(blank, TEXTS)
+    v = verity.verify(QUERY, ["  ", "?", QUERY])
+    assert [x.probability for x in v[:2]] == [0.0, 0.0]
+    assert v[2].probability > 0.5
+
+
 def test_threshold_keyword_gives_verdicts(use_lite):
     v = verity.verify(QUERY, TEXTS, verifier="f1", threshold=0.99)
     assert v[0].verdict == "match"

@@ -97,6 +97,22 @@ TEST(TextVerifier, VerdictsAtTheThreshold) {
   EXPECT_NE(tv.describe().find("threshold=0.99"), std::string::npos);
 }
 
+TEST(TextVerifier, TextWithoutAWordMatchesNothing) {
+  search::TextVerifier tv(encoder(), verify::make_verifier("f1"), 0.5);
+  // "? !" is two tokens here, equal to the query's own: only the rule keeps it from matching.
+  std::vector<std::string> cands{"? !", "the cat sat", "   "};
+  auto v = tv.verify("the cat sat ? !", cands);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].score, 0.0);
+  EXPECT_EQ(v[0].verdict, "near-miss");
+  EXPECT_GT(v[1].score, 0.5);
+  EXPECT_EQ(v[2].score, 0.0);
+  for (const std::string query : {"", "   ", "?!", "\t.\n"})
+    EXPECT_THROW(tv.verify(query, cands), ConfigError) << "'" << query << "'";
+  EXPECT_NO_THROW(tv.verify("42", cands));
+  EXPECT_NO_THROW(tv.verify("\xF0\x9F\x91\x8D", cands));  // an emoji is a symbol
+}
+
 TEST(TextVerifier, PassesTokenIdentitiesAndPooledCosine) {
   auto verifier = std::make_shared<ContextVerifier>();
   search::TextVerifier tv(encoder(), verifier, std::nullopt);

@@ -60,6 +60,8 @@ TEST_F(CacheServeTest, HandlersAnswerEveryRequestWithJson) {
   EXPECT_EQ(miss["best"]["id"], put["id"]);
   auto other = body_of(serve::cache_lookup(c, limits, R"({"prompt": "What is 2+2?", "namespace": "x"})"));
   EXPECT_EQ(other["hit"], false);
+  EXPECT_EQ(other["namespace"], "x");
+  EXPECT_EQ(hit["namespace"], "default");
   EXPECT_EQ(other["reason"], "empty");
 
   const std::vector<Case> bad = {
@@ -70,6 +72,8 @@ TEST_F(CacheServeTest, HandlersAnswerEveryRequestWithJson) {
       {"put", R"({"prompt": "p"})", 400, "missing field 'response'"},
       {"put", R"({"prompt": 3, "response": "r"})", 400, "'prompt' must be a string, got number"},
       {"put", R"({"prompt": "", "response": "r"})", 400, "must not be empty"},
+      {"put", R"({"prompt": " \t ", "response": "r"})", 400, "'prompt' holds no letter, number or symbol"},
+      {"lookup", R"({"prompt": "?!"})", 400, "'prompt' holds no letter, number or symbol"},
       {"put", R"({"prompt": "p", "response": "r", "metadata": [1]})", 400, "'metadata' must be a JSON object"},
       {"put", R"({"prompt": "p", "response": "r", "ttl_s": 0})", 400, "'ttl_s' must be in (0"},
       {"put", R"({"prompt": "p", "response": "r", "ttl_s": "5"})", 400, "'ttl_s' must be a number"},
@@ -136,6 +140,15 @@ TEST_F(CacheServeTest, ACacheOnlyServerRoutesTheCacheEndpoints) {
   EXPECT_EQ(r->status, 200) << r->body;
   r = c.Post("/cache/clear", R"({"namespace": "default"})", "application/json");
   EXPECT_EQ(json::parse(r->body)["removed"], 0);
+  // curl -d sends a form content type; the body is JSON all the same, and only
+  // --max-body bounds it (httplib alone would cap a form body at 8 KiB).
+  const std::string long_answer(20000, 'a');
+  r = c.Post("/cache/put", R"({"prompt": "A long answer?", "response": ")" + long_answer + R"("})",
+             "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = c.Post("/cache/lookup", R"({"prompt": "A long answer?"})", "application/x-www-form-urlencoded");
+  EXPECT_EQ(json::parse(r->body)["response"], long_answer);
   server.stop();
   t.join();
 }

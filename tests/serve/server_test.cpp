@@ -189,6 +189,8 @@ TEST_F(ServeTest, EveryErrorClassIsJsonWithAClearMessage) {
       {"POST", "/search", "{}", 400, "missing field 'query'"},
       {"POST", "/search", R"({"query": 5})", 400, "'query' must be a string, got number"},
       {"POST", "/search", R"({"query": ""})", 400, "must not be empty"},
+      {"POST", "/search", R"({"query": "   "})", 400, "'query' holds no letter, number or symbol"},
+      {"POST", "/verify", R"({"query": " . ", "candidates": ["a dog"]})", 400, "'query' holds no letter"},
       {"POST", "/search", R"({"query": "cat", "k": "3"})", 400, "'k' must be an integer, got string"},
       {"POST", "/search", R"({"query": "cat", "k": 2.5})", 400, "'k' must be an integer"},
       {"POST", "/search", R"({"query": "cat", "k": 0})", 400, "'k' must be at least 1"},

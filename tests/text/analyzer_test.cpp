@@ -16,6 +16,13 @@ namespace {
 Analyzer plain() { return Analyzer::from_spec("standard"); }
 }  // namespace
 
+TEST(Utf8, HoldsContentNeedsALetterNumberOrSymbol) {
+  for (const char* yes : {"a", "  x  ", "42", "\xC3\xA9", "\xE4\xB8\xAD", "$", "+", "\xF0\x9F\x91\x8D", "? a"})
+    EXPECT_TRUE(holds_content(yes)) << yes;
+  for (const char* no : {"", "   ", "\t\r\n", "?!", ".", "\xE2\x80\x99", "\xC2\xA0", "\xFF\xFE", "(...)"})
+    EXPECT_FALSE(holds_content(no)) << no;
+}
+
 TEST(Utf8, FirstInvalid) {
   EXPECT_EQ(first_invalid_utf8("plain ascii"), std::string_view::npos);
   EXPECT_EQ(first_invalid_utf8("caf\xC3\xA9 \xE2\x80\x99 \xF0\x9F\x98\x80"), std::string_view::npos);

@@ -7,7 +7,7 @@
 
 namespace verity::cache::detail {
 
-// {"hit", "id", "response", "prompt", "probability", "similarity", "latency_ms",
+// {"hit", "namespace", "id", "response", "prompt", "probability", "similarity", "latency_ms",
 //  "reason", "threshold", "threshold_source", "metadata", "best"}; id, response,
 // prompt and metadata are null on a miss, where "best" describes the candidate that lost.
 nlohmann::json lookup_json(const LookupResult& r);
