@@ -181,7 +181,9 @@ Store::Store(const std::string& path, const std::string& encoder, size_t dim, co
   VERITY_CHECK(o.check == "none" || o.check == "quick" || o.check == "full", ConfigError,
                "unknown cache check '", o.check, "' (valid: none, quick, full)");
   const bool existed = verity::file_exists(path) && verity::file_size(path) > 0;
-  VERITY_CHECK(existed || o.create, ConfigError, path, ": no such cache database");
+  VERITY_CHECK(existed || o.create, ConfigError, path,
+               verity::file_exists(path) ? ": an empty file, not a cache database (put creates one)"
+                                         : ": no such cache database");
   m.writer = std::make_unique<sql::Connection>(path, o.create);
   auto& db = *m.writer;
   // The page size only takes effect on a new file; 8 KiB keeps an entry row
