@@ -27,6 +27,7 @@ struct CalibrateArgs {
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
+  double gate_band = 0;
 };
 
 void run_calibrate(CalibrateArgs& a) {
@@ -35,6 +36,8 @@ void run_calibrate(CalibrateArgs& a) {
   const auto term = train::parse_pooled_term(a.pooled_term);
   const auto rule = train::parse_threshold_rule(a.threshold_rule);
   const auto gate = train::parse_gate_source(a.gate);
+  VERITY_CHECK(a.gate_band == 0 || term == train::PooledTerm::gated, ConfigError,
+               "calibrate: --gate-band needs --pooled-term gated, not '", a.pooled_term, "'");
   VERITY_CHECK(!a.dev_pairs.empty() || !a.dev_triples.empty(), ConfigError,
                "calibrate: give labelled pairs (--dev-pairs) or near-miss triples (--dev-triples)");
   VERITY_CHECK(verify::is_alignment_verifier_file(a.verifier), ConfigError, "--verifier ", a.verifier,
@@ -99,7 +102,7 @@ void run_calibrate(CalibrateArgs& a) {
     log("calibrate: ", spelled_forms, " antonym forms and number words that ", a.encoder,
         " splits into pieces spelled in the lexicon");
   }
-  auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk, gate);
+  auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk, gate, a.gate_band);
 
   // The file keeps how its network was trained and adds how it was recalibrated.
   nlohmann::json trained;
@@ -119,6 +122,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (a.add_antonyms != "none")  // absent otherwise, as before
     recalibration["added_antonyms"] = {{"source", a.add_antonyms}, {"pairs", added_antonyms}};
   if (a.spell_lexicon) recalibration["spelled_forms"] = spelled_forms;
+  if (a.gate_band > 0) recalibration["gate_band"] = a.gate_band;
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
   verifier->save(a.out);
 
@@ -167,6 +171,12 @@ void setup_calibrate(CLI::App& app) {
   cmd->add_option("--gate", a->gate,
                   "With --pooled-term gated: refit (the gate is the network's calibration refitted on these pairs) | "
                   "file (the gate is the file's own calibration, so every verdict stays the file's)")
+      ->capture_default_str();
+  cmd->add_option("--gate-band", a->gate_band,
+                  "With --pooled-term gated: within this distance of the threshold, on a pair no identity rule fires "
+                  "on (no unmatched number, antonym, extra negator or reordering), the pooled cosine may turn the "
+                  "network's verdict (0: never)")
+      ->check(CLI::Range(0.0, 0.49))
       ->capture_default_str();
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each --dev-pairs source (0: all); with --seed S, the sample "

@@ -261,10 +261,14 @@ double threshold_from_accuracy_curve(const std::vector<double>& curve, Threshold
 }
 
 CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term, ThresholdRule rule,
-                               const std::optional<verify::CalibrationGate>& fixed_gate) {
+                               const std::optional<verify::CalibrationGate>& fixed_gate, double gate_band) {
   VERITY_CHECK(!groups.empty(), ConfigError, "f5 calibration: no dev groups");
   VERITY_CHECK(!fixed_gate || term == PooledTerm::gated, ConfigError,
                "f5 calibration: a fixed gate needs the gated pooled term, not '", pooled_term_name(term), "'");
+  VERITY_CHECK(gate_band >= 0 && gate_band < 0.5, ConfigError, "f5 calibration: gate band ", gate_band,
+               " must be in [0, 0.5)");
+  VERITY_CHECK(gate_band == 0 || term == PooledTerm::gated, ConfigError,
+               "f5 calibration: a gate band needs the gated pooled term, not '", pooled_term_name(term), "'");
   double w_sum = 0, z_mean = 0, z_sq = 0, c_mean = 0, c_sq = 0, c_w = 0;
   for (const auto& g : groups) {
     VERITY_CHECK(!g.logits.empty() && g.logits.size() == g.cosines.size() && g.logits.size() == g.labels.size(),
@@ -320,14 +324,16 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
     return c;
   };
   auto probability_of = [](const verify::Calibration& c) {
-    return [&c](const CalibrationGroup& g, size_t i) { return c.probability(g.logits[i], g.cosines[i]); };
+    return [&c](const CalibrationGroup& g, size_t i) {
+      return c.probability(g.logits[i], g.cosines[i], g.identity_signal(i));
+    };
   };
   auto mean_accuracy_at = [&](const verify::Calibration& c, double t) {
     double mean = 0;
     for (const auto& g : groups) {
       size_t right = 0;
       for (size_t i = 0; i < g.logits.size(); ++i)
-        right += (c.probability(g.logits[i], g.cosines[i]) >= t) == (g.labels[i] == 1);
+        right += (c.probability(g.logits[i], g.cosines[i], g.identity_signal(i)) >= t) == (g.labels[i] == 1);
       mean += double(right) / double(g.logits.size()) / double(groups.size());
     }
     return mean;
@@ -365,7 +371,8 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
     // term only orders pairs within each verdict (verify::CalibrationGate).
     // The share kept has the best dev macro AUC of the gated probability,
     // Platt scaling refitted for each.
-    const auto gate = fixed_gate.value_or(verify::CalibrationGate{c.scale, c.bias, c.threshold});
+    auto gate = fixed_gate.value_or(verify::CalibrationGate{c.scale, c.bias, c.threshold});
+    gate.band = float(gate_band);
     for (int step = 1; step <= 9; ++step) {
       auto candidate = platt_at(step / 10.0);
       candidate.gate = gate;
@@ -373,7 +380,8 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
       if (const double m = macro_auc_of(probability_of(candidate)); m > fit.macro_auc + 1e-12)
         fit.macro_auc = m, fit.pooled_share = step / 10.0, c = candidate;
     }
-    // fit.mean_accuracy stays the network's: the verdicts are the same.
+    // Without a band fit.mean_accuracy stays the network's: the verdicts are the same.
+    if (gate_band > 0 && c.gate) fit.mean_accuracy = mean_accuracy_at(c, c.threshold);
   }
   if (term == PooledTerm::penalty) {
     // The hinge's weight by weighted maximum likelihood (Newton steps, kept
@@ -409,17 +417,21 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
 
 namespace {
 
-// The network's logits of an F5, as a Verifier the pair scorer can run.
+// The network's logits of an F5 (or, with `signals`, 1 where a pair has an
+// identity signal and 0 elsewhere), as a Verifier the pair scorer can run.
 class LogitScorer final : public verify::Verifier {
  public:
-  explicit LogitScorer(const verify::AlignmentVerifier& f5) : f5_(f5) {}
+  explicit LogitScorer(const verify::AlignmentVerifier& f5, bool signals = false) : f5_(f5), signals_(signals) {}
   float score(const verify::SimilarityMap& map) const override {
     const verify::PairContext none;
-    return f5_.logits({&map, 1}, {&none, 1})[0];
+    return score_pairs({&map, 1}, {&none, 1})[0];
   }
   std::vector<float> score_pairs(std::span<const verify::SimilarityMap> maps,
                                  std::span<const verify::PairContext> context) const override {
-    return f5_.logits(maps, context);
+    if (!signals_) return f5_.logits(maps, context);
+    std::vector<uint8_t> flags;
+    f5_.logits(maps, context, &flags);
+    return std::vector<float>(flags.begin(), flags.end());
   }
   bool uses_context() const override { return true; }
   std::string encoder() const override { return f5_.encoder(); }
@@ -428,6 +440,7 @@ class LogitScorer final : public verify::Verifier {
 
  private:
   const verify::AlignmentVerifier& f5_;
+  bool signals_;
 };
 
 std::map<std::string, SourceMetrics> metrics_at(const std::vector<CalibrationGroup>& groups,
@@ -435,7 +448,8 @@ std::map<std::string, SourceMetrics> metrics_at(const std::vector<CalibrationGro
   std::map<std::string, SourceMetrics> out;
   for (const auto& g : groups) {
     std::vector<float> p;
-    for (size_t i = 0; i < g.logits.size(); ++i) p.push_back(float(c.probability(g.logits[i], g.cosines[i])));
+    for (size_t i = 0; i < g.logits.size(); ++i)
+      p.push_back(float(c.probability(g.logits[i], g.cosines[i], g.identity_signal(i))));
     auto m = eval::binary_metrics(p, g.labels, c.threshold);
     out[g.name] = {m.auc, *m.accuracy, m.best_accuracy, m.count};
   }
@@ -488,7 +502,7 @@ size_t spell_lexicon(verify::AlignmentVerifier& verifier, const encode::Encoder&
 
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, PooledTerm term, ThresholdRule rule,
-                                size_t chunk, GateSource gate_source) {
+                                size_t chunk, GateSource gate_source, double gate_band) {
   VERITY_CHECK(!groups.empty(), ConfigError, "recalibrate: no labelled groups");
   search::check_verifier_encoder(verifier, encoder);
   const auto t0 = Clock::now();
@@ -509,7 +523,10 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     }
   }
   const LogitScorer logits(verifier);
-  const verify::Verifier* scorers[] = {&logits, nullptr};  // nullptr: the pooled cosine
+  const LogitScorer signals(verifier, true);
+  // nullptr: the pooled cosine; the signals only where a band reads them.
+  std::vector<const verify::Verifier*> scorers = {&logits, nullptr};
+  if (gate_band > 0) scorers.push_back(&signals);
   std::vector<CalibrationGroup> cgs;
   for (const auto& g : groups) {
     VERITY_CHECK(!g.pairs.empty(), ConfigError, "recalibrate: group ", g.name, " has no pairs");
@@ -519,15 +536,16 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
                  " needs pairs of both labels (", same, " of ", g.pairs.size(), " are same-meaning)");
     log("recalibrate: scoring ", g.pairs.size(), " pairs of ", g.name);
     auto s = eval::score_labelled_pairs(g.pairs, encoder, scorers, chunk);
-    CalibrationGroup cg{g.name, std::move(s[0]), {}, {}};
+    CalibrationGroup cg{g.name, std::move(s[0]), {}, {}, {}};
     for (size_t i = 0; i < g.pairs.size(); ++i) {
       cg.cosines.push_back(s[1][i]);
       cg.labels.push_back(g.pairs[i].label);
+      if (gate_band > 0) cg.identity_signals.push_back(s[2][i] != 0 ? 1 : 0);
     }
     report.pairs += g.pairs.size();
     cgs.push_back(std::move(cg));
   }
-  report.fit = fit_calibration(cgs, term, rule, fixed_gate);
+  report.fit = fit_calibration(cgs, term, rule, fixed_gate, gate_band);
   report.dev = metrics_at(cgs, report.fit.calibration);
   if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
   verifier.set_calibration(report.fit.calibration);
@@ -732,7 +750,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   auto dev_pass = [&] {
     DevScores d;
     for (const auto& g : calib) {
-      CalibrationGroup cg{g.name, logits_of(g.items), {}, g.labels};
+      CalibrationGroup cg{g.name, logits_of(g.items), {}, g.labels, {}};
       for (size_t i : g.items) cg.cosines.push_back(cosine_of[i]);
       std::vector<float> pos, neg;
       for (size_t i = 0; i < cg.logits.size(); ++i) (g.labels[i] ? pos : neg).push_back(cg.logits[i]);
@@ -868,7 +886,8 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     std::map<std::string, std::pair<size_t, size_t>> acc;
     for (size_t k = 0; k < dev_trip.size(); ++k) {
       auto& a = acc[dev_trip[k].type];
-      a.first += c.probability(g.logits[2 * k], g.cosines[2 * k]) > c.probability(g.logits[2 * k + 1], g.cosines[2 * k + 1]);
+      a.first += c.probability(g.logits[2 * k], g.cosines[2 * k], g.identity_signal(2 * k)) >
+                 c.probability(g.logits[2 * k + 1], g.cosines[2 * k + 1], g.identity_signal(2 * k + 1));
       ++a.second;
     }
     for (const auto& [type, a] : acc) report.dev_nearmiss_by_type[type] = double(a.first) / double(a.second);

@@ -133,6 +133,9 @@ struct CalibrationGroup {
   std::vector<float> logits;
   std::vector<double> cosines;
   std::vector<int> labels;
+  // verify::identity_signal per pair; empty: every pair has one (a gate band never applies).
+  std::vector<uint8_t> identity_signals;
+  bool identity_signal(size_t i) const { return identity_signals.empty() || identity_signals[i] != 0; }
 };
 
 struct CalibrationFit {
@@ -150,9 +153,14 @@ struct CalibrationFit {
 // as `term` says (PooledTerm). With `fixed_gate` (term gated only) the gate
 // and its threshold are that calibration's, not refitted here, so the
 // verdicts are exactly those of the calibration it came from.
+// `gate_band` (term gated only, in [0, 0.5)) is the gate's band
+// (verify::CalibrationGate): the pooled term may turn the verdict of a pair
+// without an identity signal whose network probability lies that close to the
+// threshold; the share is then chosen with the band in place.
 CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, PooledTerm term,
                                ThresholdRule rule = ThresholdRule::plateau,
-                               const std::optional<verify::CalibrationGate>& fixed_gate = std::nullopt);
+                               const std::optional<verify::CalibrationGate>& fixed_gate = std::nullopt,
+                               double gate_band = 0);
 
 struct AlignmentTrainReport {
   std::vector<AlignmentEpoch> epochs;
@@ -203,7 +211,7 @@ const char* gate_source_name(GateSource source);
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, PooledTerm term,
                                 ThresholdRule rule = ThresholdRule::plateau, size_t chunk = 64,
-                                GateSource gate_source = GateSource::refit);
+                                GateSource gate_source = GateSource::refit, double gate_band = 0);
 
 // Spells every antonym form and number word of the verifier's lexicon,
 // lower-case and capitalized, with the encoder's tokenizer (Encoder::pieces)

@@ -751,4 +751,11 @@ std::vector<float> pooled_comparison(std::span<const float> a, std::span<const f
   return out;
 }
 
+bool identity_signal(const AlignmentFeatures& f) {
+  if (f.pair.size() != kPairFeatures) return true;  // unknown: keep the gate
+  constexpr float kAll = 1.0f - 1e-4f;
+  const bool reordered = f.pair[7] >= kAll && f.pair[12] < kAll;  // exact share min, order agreement
+  return f.pair[17] > 0 || f.pair[18] > 0 || reordered;
+}
+
 }  // namespace verity::verify

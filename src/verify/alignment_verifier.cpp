@@ -18,10 +18,10 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 8;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 9;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
                                   // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
-                                  // 8: spellings (LEXS); 4-8 are written only when used
+                                  // 8: spellings (LEXS); 9: a gate band; 4-9 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -412,7 +412,7 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::untrained(const AlignmentC
   return std::unique_ptr<AlignmentVerifier>(new AlignmentVerifier(std::move(impl)));
 }
 
-double Calibration::probability(float logit, double cosine) const {
+double Calibration::probability(float logit, double cosine, bool identity_signal) const {
   double pooled = 0;
   if (std::isfinite(cosine)) {
     const double d = cosine - pooled_center;
@@ -421,6 +421,7 @@ double Calibration::probability(float logit, double cosine) const {
   const double p = 1.0 / (1.0 + std::exp(-(double(scale) * logit + pooled + bias)));
   if (!gate) return p;
   const double own = 1.0 / (1.0 + std::exp(-(double(gate->scale) * logit + gate->bias)));
+  if (!identity_signal && std::abs(own - double(gate->threshold)) < double(gate->band)) return p;
   return own < gate->threshold ? std::min(p, own) : std::max(p, double(gate->threshold));
 }
 
@@ -436,7 +437,10 @@ Calibration::PooledForm parse_pooled_form(const std::string& text) {
 
 nlohmann::json calibration_json(const Calibration& c) {
   nlohmann::json gate = nullptr;
-  if (c.gate) gate = {{"scale", c.gate->scale}, {"bias", c.gate->bias}, {"threshold", c.gate->threshold}};
+  if (c.gate) {
+    gate = {{"scale", c.gate->scale}, {"bias", c.gate->bias}, {"threshold", c.gate->threshold}};
+    if (c.gate->band > 0) gate["band"] = c.gate->band;
+  }
   return {{"scale", c.scale},
           {"bias", c.bias},
           {"threshold", c.threshold},
@@ -447,10 +451,12 @@ nlohmann::json calibration_json(const Calibration& c) {
 }
 
 std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps,
-                                             std::span<const PairContext> context) const {
+                                             std::span<const PairContext> context,
+                                             std::vector<uint8_t>* identity_signals) const {
   VERITY_CHECK(context.empty() || context.size() == maps.size(), ConfigError, "f5: ", maps.size(), " maps but ",
                context.size(), " contexts");
   std::vector<float> out(maps.size(), 0.0f);
+  if (identity_signals) identity_signals->assign(maps.size(), 1);
   std::vector<size_t> todo;
   for (size_t i = 0; i < maps.size(); ++i)
     if (!maps[i].empty()) todo.push_back(i);
@@ -470,6 +476,7 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
       auto features = alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon);
       if (net->pooled_head > 0) features.pooled = pooled_comparison(ctx.query_pooled, ctx.candidate_pooled);
       out[i] = net->logit(features);
+      if (identity_signals) (*identity_signals)[i] = identity_signal(features) ? 1 : 0;
     }
   });
   return out;
@@ -479,14 +486,15 @@ std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap>
                                                   std::span<const PairContext> context) const {
   VERITY_CHECK(context.size() == maps.size(), ConfigError, "verifier ", spec(), ": ", maps.size(), " maps but ",
                context.size(), " contexts");
-  auto z = logits(maps, context);
   const Calibration c = impl_->calibration.value_or(Calibration{});
+  std::vector<uint8_t> signals;
+  auto z = logits(maps, context, c.gate && c.gate->band > 0 ? &signals : nullptr);
   for (size_t i = 0; i < z.size(); ++i) {
     if (maps[i].empty()) {
       z[i] = 0.0f;
       continue;
     }
-    z[i] = float(c.probability(z[i], context[i].pooled_cosine));
+    z[i] = float(c.probability(z[i], context[i].pooled_cosine, signals.empty() || signals[i]));
   }
   return z;
 }
@@ -543,10 +551,10 @@ void AlignmentVerifier::set_calibration(const Calibration& c) {
                " >= 0, pooled_center=", c.pooled_center, " finite");
   if (const auto& g = c.gate)
     VERITY_CHECK(std::isfinite(g->scale) && g->scale > 0 && std::isfinite(g->bias) && g->threshold > 0 &&
-                     g->threshold < 1 && c.threshold == g->threshold,
+                     g->threshold < 1 && c.threshold == g->threshold && g->band >= 0 && g->band < 0.5f,
                  ConfigError, "f5 calibration gate: scale=", g->scale, " must be > 0, bias=", g->bias,
                  " finite, threshold=", g->threshold, " in (0, 1) and equal to the verdict threshold ", c.threshold,
-                 " (the gate keeps the network's verdicts)");
+                 " (the gate keeps the network's verdicts), band=", g->band, " in [0, 0.5)");
   impl_->calibration = c;
 }
 
@@ -578,6 +586,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   if (!impl_->lexicon.words().negating_clitics.empty()) version = 6;
   if (impl_->config.pooled_head > 0) version = 7;
   if (impl_->lexicon.has_spellings()) version = 8;
+  if (const auto& c = impl_->calibration; c && c->gate && c->gate->band > 0) version = 9;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -648,7 +657,8 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
         }
         if (const auto& g = c.at("gate"); !g.is_null())
           cal.gate = CalibrationGate{g.at("scale").get<float>(), g.at("bias").get<float>(),
-                                     g.at("threshold").get<float>()};
+                                     g.at("threshold").get<float>(),
+                                     file.version() >= 9 ? g.value("band", 0.0f) : 0.0f};
       }
       v->set_calibration(cal);
     }

@@ -11,11 +11,12 @@
 // calibration has a linear pooled term or a gate, 5 when its lexicon has
 // number words or negators, 6 when it has negating clitics, 7 when it has a
 // pooled head (config "pooled_head", "pooled_dim"), 8 when its lexicon has
-// spellings (version 2, read too, has no pooled terms in its calibration):
+// spellings, 9 when its gate has a band (version 2, read too, has no pooled
+// terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
-//               "gate" (v4: {"scale", "bias", "threshold"} | null)} | null}
+//               "gate" (v4: {"scale", "bias", "threshold", "band" (v9, > 0)} | null)} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
@@ -62,8 +63,14 @@ struct AlignmentConfig {
 // sigmoid(scale · logit + bias) is under `threshold` gets at most that
 // probability, and any other pair at least `threshold`; the pooled term only
 // orders pairs within each side. The verdict threshold is the gate's.
+// With a band > 0 the gate lets go of a pair the network is unsure of, whose
+// own probability lies within band of the threshold, unless an identity rule
+// fires on it (verify::identity_signal): there the pooled term may turn the
+// verdict. Near-misses keep the gate: a swapped role, an opposite, a negator
+// or a changed number is an identity signal.
 struct CalibrationGate {
   float scale = 1, bias = 0, threshold = 0.5f;
+  float band = 0;
 };
 
 // P(same) = sigmoid(scale · logit + pooled + bias), where pooled is
@@ -83,14 +90,16 @@ struct Calibration {
   PooledForm pooled_form = PooledForm::hinge;
   std::optional<CalibrationGate> gate;
 
-  // cosine NaN = unknown.
-  double probability(float logit, double cosine) const;
+  // cosine NaN = unknown. identity_signal: verify::identity_signal of the
+  // pair (true where unknown, so a gate band never applies).
+  double probability(float logit, double cosine, bool identity_signal = true) const;
 };
 // "hinge" | "linear".
 const char* pooled_form_name(Calibration::PooledForm form);
 Calibration::PooledForm parse_pooled_form(const std::string& text);
 // The file's and the CLI reports' form: {"scale", "bias", "threshold", "pooled_weight",
-// "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold"} | null}.
+// "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold", "band"?} | null}
+// ("band" only when > 0).
 nlohmann::json calibration_json(const Calibration& c);
 
 class AlignmentVerifier final : public Verifier {
@@ -109,7 +118,10 @@ class AlignmentVerifier final : public Verifier {
   std::vector<float> score_pairs(std::span<const SimilarityMap> maps,
                                  std::span<const PairContext> context) const override;
   // Uncalibrated network outputs (what calibration rescales); 0 for empty maps.
-  std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context) const;
+  // With `identity_signals`, also verify::identity_signal of each pair (1 for
+  // an empty map), from the same features.
+  std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
+                            std::vector<uint8_t>* identity_signals = nullptr) const;
   bool uses_context() const override { return true; }
   std::optional<float> default_threshold() const override;
   std::string encoder() const override;

@@ -223,6 +223,34 @@ TEST(F5Calibration, GatedKeepsTheNetworksVerdicts) {
   EXPECT_EQ(noise.calibration.pooled_form, verify::Calibration::PooledForm::hinge);
 }
 
+// A gate band lets the cosine turn the verdicts of unsure pairs without an
+// identity signal only: pairs flagged keep the network's verdict; a band needs
+// the gated term.
+TEST(F5Calibration, GateBandTurnsOnlyUnsureVerdictsWithoutASignal) {
+  std::vector<CalibrationGroup> groups = {synthetic_group("weak", true, false, 10),
+                                          synthetic_group("strong", false, true, 11)};
+  for (auto& g : groups)
+    for (size_t i = 0; i < g.logits.size(); ++i) g.identity_signals.push_back(i % 3 == 0);
+  const auto gated = fit_calibration(groups, PooledTerm::gated);
+  const auto band = fit_calibration(groups, PooledTerm::gated, ThresholdRule::plateau, std::nullopt, 0.2);
+  ASSERT_TRUE(band.calibration.gate.has_value());
+  EXPECT_FLOAT_EQ(band.calibration.gate->band, 0.2f);
+  size_t turned = 0;
+  for (const auto& g : groups)
+    for (size_t i = 0; i < g.logits.size(); ++i) {
+      const auto& c = band.calibration;
+      const bool verdict = c.probability(g.logits[i], g.cosines[i], g.identity_signal(i)) >= c.threshold;
+      const bool network = gated.calibration.probability(g.logits[i], g.cosines[i]) >= gated.calibration.threshold;
+      if (g.identity_signal(i)) {
+        ASSERT_EQ(verdict, network) << g.name << " " << i;
+      }
+      turned += verdict != network;
+    }
+  EXPECT_GT(turned, 0u);
+  EXPECT_THROW(fit_calibration(groups, PooledTerm::none, ThresholdRule::plateau, std::nullopt, 0.2), ConfigError);
+  EXPECT_THROW(fit_calibration(groups, PooledTerm::gated, ThresholdRule::plateau, std::nullopt, 0.5), ConfigError);
+}
+
 // A fixed gate (a file's own calibration, `calibrate --gate file`) is kept as
 // given, not refitted: every verdict is that calibration's, even where a refit
 // on these groups would move the threshold, and the cosine still reorders.
@@ -788,5 +816,17 @@ TEST(TrainVerifierF5Cli, SpelledLexiconHoldsTheTokenizersSplitForms) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(nlohmann::json::parse(r.out).contains("spelled_forms"));
   EXPECT_TRUE(verify::AlignmentVerifier::load(spelled)->lexicon().spellings().empty());
+  // A gate band needs the gated term; with it the band reaches the file and its record.
+  r = verity_test::run(calibrate + " --gate-band 0.1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--gate-band needs --pooled-term gated"), std::string::npos) << r.err;
+  r = verity_test::run(calibrate + " --pooled-term gated --gate-band 0.1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto banded = verify::AlignmentVerifier::load(spelled);
+  if (const auto& c = banded->calibration(); c && c->gate) {  // a gate only where the cosine helped on dev
+    EXPECT_FLOAT_EQ(c->gate->band, 0.1f);
+    EXPECT_FLOAT_EQ(nlohmann::json::parse(r.out).at("calibration").at("gate").at("band").get<float>(), 0.1f);
+  }
+  EXPECT_EQ(nlohmann::json::parse(banded->provenance()).at("recalibrated").at("gate_band"), 0.1);
   fs::remove_all(data.dir);
 }

@@ -154,6 +154,26 @@ TEST(AlignmentFeatures, AntonymsAndChangedNumbersAreSeen) {
   EXPECT_FLOAT_EQ(plain.pair[17], 0.5f);  // digits need no word list
 }
 
+// The identity signal a gate band reads: an unmatched number, a polarity flip
+// or the same tokens reordered; a rewording (tokens not all matched) has none.
+TEST(AlignmentFeatures, IdentitySignalIsNumbersPolarityOrReordering) {
+  const size_t dim = 8;
+  auto features = [&](const std::vector<int>& a, const std::vector<int>& b, const std::vector<std::string>& pa,
+                      const std::vector<std::string>& pb, const Lexicon& lex) {
+    auto map = SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
+    auto ia = piece_ids(pa), ib = piece_ids(pb);
+    return alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), lex);
+  };
+  const Lexicon lex(Words{{"closed", "open"}});
+  const std::vector<std::string> is_open = {"\u2581Is", "\u2581it", "\u2581open"};
+  EXPECT_TRUE(identity_signal(features({0, 1, 2}, {0, 1, 3}, is_open, {"\u2581Is", "\u2581it", "\u2581closed"}, lex)));
+  EXPECT_TRUE(identity_signal(features({0, 1, 2}, {0, 1, 3}, is_open, {"\u2581Is", "\u2581it", "\u25817"}, lex)));
+  EXPECT_TRUE(identity_signal(features({0, 1, 2}, {1, 0, 2}, is_open, {"\u2581it", "\u2581Is", "\u2581open"}, lex)));
+  EXPECT_FALSE(identity_signal(features({0, 1, 2}, {0, 1, 2}, is_open, is_open, lex)));
+  EXPECT_FALSE(identity_signal(features({0, 1, 2}, {0, 4, 2}, is_open, {"\u2581Is", "\u2581this", "\u2581open"}, lex)));
+  EXPECT_TRUE(identity_signal(AlignmentFeatures{}));  // no features: keep the gate
+}
+
 // A list of opposites: each pair lower-case, two different words, listed once.
 void expect_well_formed(const Words& pairs) {
   ASSERT_FALSE(pairs.empty());
@@ -527,6 +547,17 @@ TEST(AlignmentVerifier, PooledTermOfTheCalibration) {
 // under the gate's threshold and at least the threshold elsewhere, so the
 // verdicts are the gate's; it survives a save and load (file version 4), and a
 // gate whose threshold is not the verdict threshold is refused.
+namespace {
+// `v` with calibration `cal`, saved to `path` and loaded back.
+std::unique_ptr<AlignmentVerifier> saved_and_loaded(AlignmentVerifier& v, const Calibration& cal,
+                                                    const std::string& path) {
+  v.set_calibration(cal);
+  v.mark_trained("test fixture");
+  v.save(path);
+  return AlignmentVerifier::load(path);
+}
+}  // namespace
+
 TEST(AlignmentVerifier, GatedLinearTermOfTheCalibration) {
   auto v = tiny_verifier(9);
   Calibration cal;
@@ -545,12 +576,9 @@ TEST(AlignmentVerifier, GatedLinearTermOfTheCalibration) {
   EXPECT_NEAR(cal.probability(-2.0f, 0.95), sigmoid(-2.0), 1e-9);     // a high cosine cannot lift a rejected pair
   EXPECT_GT(cal.probability(0.5f, 0.95), cal.probability(0.5f, 0.7));  // but orders the accepted ones
   EXPECT_NEAR(cal.probability(0.5f, 0.2), 0.45, 1e-6);                // nor can a low one reject an accepted pair
-  v->set_calibration(cal);
-  v->mark_trained("test fixture");
   const auto path = temp_path("gated.valn");
-  v->save(path);
+  auto w = saved_and_loaded(*v, cal, path);
   EXPECT_EQ(SectionFile(path, "VALN", 4).version(), 4u);
-  auto w = AlignmentVerifier::load(path);
   ASSERT_TRUE(w->calibration().has_value());
   EXPECT_EQ(w->calibration()->pooled_form, Calibration::PooledForm::linear);
   ASSERT_TRUE(w->calibration()->gate.has_value());
@@ -568,6 +596,40 @@ TEST(AlignmentVerifier, GatedLinearTermOfTheCalibration) {
   EXPECT_EQ(calibration_json(cal)["gate"]["threshold"].get<float>(), 0.55f);
   EXPECT_EQ(calibration_json(cal)["pooled_form"], "hinge");
   EXPECT_THROW(parse_pooled_form("cubic"), FormatError);
+  cal.gate = CalibrationGate{1.0f, 0.0f, 0.45f, 0.5f};  // a band of 0.5 would free every verdict
+  EXPECT_THROW(v->set_calibration(cal), ConfigError);
+}
+
+// A gate band: a pair the network is unsure of (its own probability within
+// the band of the threshold) and without an identity signal gets the linear
+// probability, so a high cosine may accept it; with a signal, or further from
+// the threshold, the gate holds. The band survives a save and load (version 9).
+TEST(AlignmentVerifier, GateBandFreesOnlyUnsureVerdictsWithoutASignal) {
+  auto v = tiny_verifier(9);
+  Calibration cal;
+  cal.scale = 1.0f, cal.bias = 0.0f, cal.threshold = 0.5f;
+  cal.pooled_weight = 8.0f, cal.pooled_center = 0.6f;
+  cal.pooled_form = Calibration::PooledForm::linear;
+  cal.gate = CalibrationGate{1.0f, 0.0f, 0.5f, 0.1f};
+  const float unsure = -0.2f, sure = -1.0f;  // own probability 0.45 (in the band), 0.27 (not)
+  EXPECT_GT(cal.probability(unsure, 0.95, false), 0.5);  // the cosine accepts it
+  EXPECT_LT(cal.probability(unsure, 0.95, true), 0.5);   // an identity signal keeps the gate
+  EXPECT_LT(cal.probability(unsure, 0.95), 0.5);         // unknown counts as a signal
+  EXPECT_LT(cal.probability(sure, 0.95, false), 0.5);    // outside the band the gate holds
+  EXPECT_LT(cal.probability(0.2f, 0.2, false), 0.5);     // and a low cosine may reject an unsure match
+  EXPECT_GE(cal.probability(0.2f, 0.2, true), 0.5);
+  const auto path = temp_path("band.valn");
+  auto w = saved_and_loaded(*v, cal, path);
+  EXPECT_EQ(SectionFile(path, "VALN", 9).version(), 9u);
+  ASSERT_TRUE(w->calibration() && w->calibration()->gate);
+  EXPECT_FLOAT_EQ(w->calibration()->gate->band, 0.1f);
+  EXPECT_DOUBLE_EQ(w->calibration()->probability(unsure, 0.95, false), cal.probability(unsure, 0.95, false));
+  EXPECT_FLOAT_EQ(calibration_json(cal)["gate"]["band"].get<float>(), 0.1f);
+  cal.gate->band = 0;  // no band: the key is absent and the file stays at version 4
+  EXPECT_FALSE(calibration_json(cal)["gate"].contains("band"));
+  v->set_calibration(cal);
+  v->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 9).version(), 4u);
 }
 
 // Number words and negators travel in the file (version 5), so a loaded
