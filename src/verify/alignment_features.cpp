@@ -754,7 +754,10 @@ std::vector<float> pooled_comparison(std::span<const float> a, std::span<const f
 bool identity_signal(const AlignmentFeatures& f) {
   if (f.pair.size() != kPairFeatures) return true;  // unknown: keep the gate
   constexpr float kAll = 1.0f - 1e-4f;
-  const bool reordered = f.pair[7] >= kAll && f.pair[12] < kAll;  // exact share min, order agreement
+  // Most tokens matched exactly both ways, in another order: a swap, also one
+  // with a few words changed (PAWS's), which a band must not release.
+  constexpr float kMostly = 0.6f;
+  const bool reordered = f.pair[7] >= kMostly && f.pair[12] < kAll;  // exact share min, order agreement
   return f.pair[17] > 0 || f.pair[18] > 0 || reordered;
 }
 

@@ -290,10 +290,11 @@ const std::unordered_set<uint32_t>& coordinator_pieces();
 // `tokens` is TokenTable(idf, lexicon) of the same tables.
 // Whether an identity rule has something to say about the pair: a number
 // without its match (pair feature 17), a polarity flip (18: an antonym facing
-// its partner, or a negator more), or the same tokens in another order (every
-// token matched exactly both ways, order agreement under 1: a role swap). A
-// gate band (verify::CalibrationGate::band) never lets the pooled cosine turn
-// the verdict of such a pair.
+// its partner, or a negator more), or mostly the same tokens in another order
+// (at least 60% of each text's tokens matched exactly, order agreement under
+// 1: a role swap, or a swap with a few words changed). A gate band
+// (verify::CalibrationGate::band) never lets the pooled cosine turn the
+// verdict of such a pair.
 bool identity_signal(const AlignmentFeatures& features);
 
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,

@@ -171,6 +171,11 @@ TEST(AlignmentFeatures, IdentitySignalIsNumbersPolarityOrReordering) {
   EXPECT_TRUE(identity_signal(features({0, 1, 2}, {1, 0, 2}, is_open, {"\u2581it", "\u2581Is", "\u2581open"}, lex)));
   EXPECT_FALSE(identity_signal(features({0, 1, 2}, {0, 1, 2}, is_open, is_open, lex)));
   EXPECT_FALSE(identity_signal(features({0, 1, 2}, {0, 4, 2}, is_open, {"\u2581Is", "\u2581this", "\u2581open"}, lex)));
+  // Three of four tokens matched, in another order: a swap with a word changed.
+  const std::vector<std::string> four = {"\u2581Is", "\u2581it", "\u2581open", "\u2581now"};
+  EXPECT_TRUE(identity_signal(features({0, 1, 2, 3}, {2, 1, 0, 5}, four, {"\u2581open", "\u2581it", "\u2581Is", "\u2581today"}, lex)));
+  // Two of four matched in another order: a rewording, no signal.
+  EXPECT_FALSE(identity_signal(features({0, 1, 2, 3}, {1, 0, 5, 6}, four, {"\u2581it", "\u2581Is", "\u2581a", "\u2581b"}, lex)));
   EXPECT_TRUE(identity_signal(AlignmentFeatures{}));  // no features: keep the gate
 }
 
