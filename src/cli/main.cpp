@@ -33,6 +33,17 @@ std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv)
   }
   return std::nullopt;
 }
+
+// CLI11 reads "-1" into an unsigned option as 2^64 - 1; every such option
+// refuses a negative value instead (exit 2, naming the option).
+void refuse_negative_unsigned(CLI::App& app) {
+  static const CLI::Validator not_negative(
+      [](std::string& text) { return text.starts_with('-') ? "must not be negative, got " + text : std::string(); },
+      "", "not negative");
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_type_name() == "UINT") opt->check(not_negative);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_negative_unsigned(*sub);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,6 +59,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "verity 0.1.0");
   verity::cli::set_invocation(argc, argv);
   verity::cli::setup_all_commands(app);
+  refuse_negative_unsigned(app);
   if (auto message = unknown_command(app, argc, argv)) {
     std::fprintf(stderr, "verity: error: %s\n", message->c_str());
     return 2;

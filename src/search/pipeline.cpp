@@ -76,7 +76,10 @@ void validate(const PipelineOptions& o) {
 }
 
 PipelineOptions resolve_auto_parts(const index::IndexManifest& manifest, PipelineOptions o) {
-  if (o.stage1 == "auto") o.stage1 = manifest.parts.count("dense") ? "hybrid" : "bm25";
+  if (o.stage1 == "auto") {
+    const bool dense = manifest.parts.count("dense"), bm25 = manifest.parts.count("bm25");
+    o.stage1 = dense ? (bm25 ? "hybrid" : "dense") : "bm25";
+  }
   if (o.verifier == "auto" && !manifest.parts.count("tokens")) o.verifier = "none";
   return o;
 }
@@ -105,7 +108,8 @@ struct Pipeline::Impl {
   }
 
   std::vector<Candidate> stage1(const std::string& query, const encode::Encoded* q) const {
-    size_t K = opt.candidates;
+    // No list is longer than the corpus, however large a K was asked for.
+    const size_t K = std::min(opt.candidates, docs->size());
     std::vector<Candidate> lexical, semantic;
     if (needs_bm25())
       for (const auto& h : bm25->search(query, K)) lexical.push_back({h.doc, h.score});

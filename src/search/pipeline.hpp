@@ -52,7 +52,7 @@ struct PipelineOptions {
 };
 
 // "auto" settings resolved from the parts an index holds: stage1 "auto" is hybrid when the index
-// has a dense part, else bm25; verifier "auto" is none when it has no token vectors. Otherwise the
+// has a dense part and a bm25 part, dense with the dense part alone, else bm25; verifier "auto" is none when it has no token vectors. Otherwise the
 // verifier stays "auto" until the encoder is open: Pipeline then takes the default verifier when it
 // was trained on the index's encoder, else F1 (logged). Other values pass unchanged.
 PipelineOptions resolve_auto_parts(const index::IndexManifest& manifest, PipelineOptions options);

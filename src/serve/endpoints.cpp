@@ -107,6 +107,10 @@ struct Endpoints::Impl {
         throw HttpError(kUnprocessable, cat("field 'k' is ", v, ", the limit is ", opt.max_k, " (--max-k)"));
       k = size_t(v);
     }
+    // Stage 1 passes the server's --candidates: a larger k would come back short.
+    if (k > opt.pipeline.candidates)
+      throw HttpError(kUnprocessable, cat("field 'k' is ", k, ", above the server's --candidates ",
+                                          opt.pipeline.candidates, " (stage 1 passes only that many)"));
     auto [stage1, verifier] = choose(body);
     auto p = pipeline(stage1, verifier);
     search::StageTimings t;

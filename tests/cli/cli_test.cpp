@@ -88,6 +88,13 @@ TEST(Cli, IndexThenSearch) {
   ASSERT_FALSE(j["results"].empty());
   EXPECT_EQ(j["results"][0]["id"], "d3");
   EXPECT_LE(j["results"].size(), 3u);
+  // A negative count is refused by name; a k past the corpus returns the corpus.
+  r = run("search --index " + dir + "/idx --query 'measles vaccine' --k -1 --json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--k: must not be negative, got -1"), std::string::npos) << r.err;
+  r = run("search --index " + dir + "/idx --query 'measles vaccine' --k 99999999999 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_LE(nlohmann::json::parse(r.out)["results"].size(), 5u);
   for (const char* query : {"''", "'  ?  '"}) {
     r = run("search --index " + dir + "/idx --query " + query + " --json");
     EXPECT_EQ(r.status, 2) << query;

@@ -210,6 +210,9 @@ TEST_F(PipelineTest, AutoIsTheTwoStageDefaultTheIndexAllows) {
   EXPECT_EQ(resolved.verifier, "none");
   resolved = search::resolve_auto_parts(manifest, o);
   EXPECT_EQ(resolved.stage1, "hybrid");
+  auto dense_only = manifest;  // no BM25 part: dense alone, not a hybrid that cannot open
+  dense_only.parts.erase("bm25");
+  EXPECT_EQ(search::resolve_auto_parts(dense_only, o).stage1, "dense");
   EXPECT_EQ(resolved.verifier, "auto") << "decided once the encoder is open";
   // Explicit settings pass unchanged.
   EXPECT_EQ(search::resolve_auto_parts(bare, named).verifier, "default");

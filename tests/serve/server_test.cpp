@@ -180,6 +180,7 @@ TEST_F(ServeTest, EveryErrorClassIsJsonWithAClearMessage) {
   o.max_k = 20;
   o.max_candidates = 4;
   o.max_body_bytes = 4096;
+  o.pipeline.candidates = 15;
   Running s(bm25_dir(), o);
   auto c = s.client();
   const std::vector<BadRequest> cases = {
@@ -196,6 +197,7 @@ TEST_F(ServeTest, EveryErrorClassIsJsonWithAClearMessage) {
       {"POST", "/search", R"({"query": "cat", "k": 0})", 400, "'k' must be at least 1"},
       {"POST", "/search", R"({"query": "cat", "k": 1e999})", 400, "malformed JSON"},  // was a 500
       {"POST", "/search", R"({"query": "cat", "k": 21})", 422, "the limit is 20 (--max-k)"},
+      {"POST", "/search", R"({"query": "cat", "k": 16})", 422, "above the server's --candidates 15"},
       {"POST", "/search", R"({"query": "cat", "kk": 3})", 400, "unknown field 'kk'"},
       {"POST", "/search", R"({"query": "cat", "stage1": "magic"})", 400, "unknown stage1 'magic'"},
       {"POST", "/search", R"({"query": "cat", "stage1": 1})", 400, "'stage1' must be a string"},
