@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace {
 namespace fs = std::filesystem;
@@ -19,10 +20,21 @@ using verity_test::run;
 
 std::string fixture() { return std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/tiny_beir"; }
 
+// Each directory temp_dir makes is removed when the test program ends.
+struct TempDirs {
+  std::vector<fs::path> made;
+  ~TempDirs() {
+    std::error_code ignored;
+    for (const auto& d : made) fs::remove_all(d, ignored);
+  }
+};
+
 std::string temp_dir(const std::string& name) {
+  static TempDirs dirs;
   auto d = fs::temp_directory_path() / ("verity_cli_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
+  dirs.made.push_back(d);
   return d.string();
 }
 
