@@ -203,25 +203,25 @@ struct Server::Impl {
       std::string& pattern = patterns[r.path];
       pattern = std::regex_replace(exact, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
       if (with_param) pattern += "([^/]+)";
-      auto handler = [fn = r.handle, with_param](const httplib::Request& req, httplib::Response& res) {
-        Request request{req.body, {}};
+      auto answer = [fn = r.handle, with_param](const httplib::Request& req, std::string_view body,
+                                                httplib::Response& res) {
+        Request request{body, {}};
         if (with_param) request.param = std::string_view(req.matches[1].first, req.matches[1].second);
         reply(res, fn(request));
       };
+      auto handler = [answer](const httplib::Request& req, httplib::Response& res) { answer(req, req.body, res); };
       // A POST body is read through a content reader: httplib then skips its own
       // form parsing, which caps a body sent as application/x-www-form-urlencoded
       // (curl -d's default) at 8 KiB, under --max-body. The body is JSON whatever
       // the type says; set_payload_max_length still bounds it.
-      auto post_handler = [fn = r.handle, with_param](const httplib::Request& req, httplib::Response& res,
-                                                      const httplib::ContentReader& read) {
+      auto post_handler = [answer](const httplib::Request& req, httplib::Response& res,
+                                   const httplib::ContentReader& read) {
         std::string body;
         read([&body](const char* data, size_t size) {
           body.append(data, size);
           return true;
         });
-        Request request{body, {}};
-        if (with_param) request.param = std::string_view(req.matches[1].first, req.matches[1].second);
-        reply(res, fn(request));
+        answer(req, body, res);
       };
       if (r.method == "GET") http.Get(pattern, handler);  // HEAD too
       if (r.method == "POST") http.Post(pattern, httplib::Server::HandlerWithContentReader(post_handler));

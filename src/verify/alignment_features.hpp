@@ -288,6 +288,12 @@ const std::unordered_set<uint32_t>& coordinator_pieces();
 // features of (a, b) are those of (b, a) with the directions exchanged.
 // ConfigError when an id list does not match the map's size.
 // `tokens` is TokenTable(idf, lexicon) of the same tables.
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
+                                     const Lexicon& lexicon);
+// Builds the token table on every call: for tests and one-off pairs.
+AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
+                                     const Lexicon& lexicon);
+
 // Whether an identity rule has something to say about the pair: a number
 // without its match (pair feature 17), a polarity flip (18: an antonym facing
 // its partner, or a negator more), or mostly the same tokens in another order
@@ -296,11 +302,5 @@ const std::unordered_set<uint32_t>& coordinator_pieces();
 // (verify::CalibrationGate::band) never lets the pooled cosine turn the
 // verdict of such a pair.
 bool identity_signal(const AlignmentFeatures& features);
-
-AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
-                                     const Lexicon& lexicon);
-// Builds the token table on every call: for tests and one-off pairs.
-AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
-                                     const Lexicon& lexicon);
 
 }  // namespace verity::verify
