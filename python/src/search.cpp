@@ -143,34 +143,71 @@ verifier on token vectors of the encoder it was trained on (F1 on another
 encoder's, none without token vectors); `stage1` and `verifier` name what ran. Formulas: docs/PIPELINE.md. Thread-safe: search may be
 called from many Python threads at once (the GIL is released).)")
       .def(py::init([](const std::string& index_dir, const std::string& stage1, const std::string& verifier,
-                       size_t candidates, const std::string& fusion, double rrf_k, double dense_weight,
-                       const std::string& combine, double verifier_weight, double penalty_beta,
-                       double penalty_tau, std::optional<double> reject_below, const std::string& encoder,
-                       int threads) {
-             auto o = pipeline_options(stage1, verifier, candidates, fusion, rrf_k, dense_weight, combine,
-                                       verifier_weight, penalty_beta, penalty_tau, reject_below);
+                       size_t candidates, std::optional<std::string> fusion, std::optional<double> rrf_k,
+                       std::optional<double> dense_weight, std::optional<std::string> combine,
+                       std::optional<double> verifier_weight, std::optional<double> penalty_beta,
+                       std::optional<double> penalty_tau, std::optional<double> reject_below,
+                       const std::string& encoder, int threads) {
+             const search::PipelineOptions d;
+             auto o = pipeline_options(stage1, verifier, candidates, fusion.value_or(d.fusion),
+                                       rrf_k.value_or(d.rrf_k), dense_weight.value_or(d.dense_weight),
+                                       combine.value_or(d.combine), verifier_weight.value_or(d.verifier_weight),
+                                       penalty_beta.value_or(d.penalty_beta), penalty_tau.value_or(d.penalty_tau),
+                                       reject_below);
              o.encoder = encoder;
              o.threads = threads;
-             return without_gil([&] { return std::make_shared<search::Pipeline>(index_dir, o); });
+             auto pipeline = without_gil([&] { return std::make_shared<search::Pipeline>(index_dir, o); });
+             // As the CLI refuses its flags: an option the pipeline as opened never reads is a mistake.
+             const auto& ran = pipeline->options();
+             auto refuse = [](std::initializer_list<std::pair<const char*, bool>> given, const std::string& scope,
+                              const std::string& here = "it is not read here") {
+               for (const auto& [name, is_given] : given)
+                 VERITY_CHECK(!is_given, ConfigError, name, " applies to ", scope, " only; ", here);
+             };
+             if (ran.stage1 != "hybrid")
+               refuse({{"fusion", fusion.has_value()}, {"rrf_k", rrf_k.has_value()},
+                       {"dense_weight", dense_weight.has_value()}},
+                      "stage1=\"hybrid\"", "this pipeline's stage 1 is " + ran.stage1);
+             if (ran.fusion != "rrf") refuse({{"rrf_k", rrf_k.has_value()}}, "fusion=\"rrf\"");
+             if (ran.fusion != "weighted") refuse({{"dense_weight", dense_weight.has_value()}}, "fusion=\"weighted\"");
+             if (ran.verifier == "none")
+               refuse({{"combine", combine.has_value()}, {"verifier_weight", verifier_weight.has_value()},
+                       {"penalty_beta", penalty_beta.has_value()}, {"penalty_tau", penalty_tau.has_value()}},
+                      "a stage 2", "this pipeline has no verifier");
+             if (ran.combine != "weighted")
+               refuse({{"verifier_weight", verifier_weight.has_value()}}, "combine=\"weighted\"");
+             if (ran.combine != "penalty")
+               refuse({{"penalty_beta", penalty_beta.has_value()}, {"penalty_tau", penalty_tau.has_value()}},
+                      "combine=\"penalty\"");
+             return pipeline;
            }),
            py::arg("index_dir"), py::arg("stage1") = "auto", py::arg("verifier") = "auto",
-           py::arg("candidates") = p.candidates, py::kw_only(), py::arg("fusion") = p.fusion,
-           py::arg("rrf_k") = p.rrf_k, py::arg("dense_weight") = p.dense_weight,
-           py::arg("combine") = p.combine, py::arg("verifier_weight") = p.verifier_weight,
-           py::arg("penalty_beta") = p.penalty_beta, py::arg("penalty_tau") = p.penalty_tau,
+           py::arg("candidates") = p.candidates, py::kw_only(), py::arg("fusion") = py::none(),
+           py::arg("rrf_k") = py::none(), py::arg("dense_weight") = py::none(),
+           py::arg("combine") = py::none(), py::arg("verifier_weight") = py::none(),
+           py::arg("penalty_beta") = py::none(), py::arg("penalty_tau") = py::none(),
            py::arg("reject_below") = py::none(), py::arg("encoder") = p.encoder,
            py::arg("threads") = p.threads,
-           R"(Opens the index parts the options need.
+           cat(R"(Opens the index parts the options need.
 
 fusion (hybrid): "weighted" (dense_weight) | "rrf" (rrf_k). combine: "weighted"
-(verifier_weight) | "rerank" | "penalty" (penalty_beta, penalty_tau).
+(verifier_weight) | "rerank" | "penalty" (penalty_beta, penalty_tau). None
+takes the library's default: fusion=")", p.fusion, R"(", dense_weight=)", p.dense_weight,
+               ", rrf_k=", p.rrf_k, R"(, combine=")", p.combine, R"(", verifier_weight=)", p.verifier_weight,
+               ", penalty_beta=", p.penalty_beta, ", penalty_tau=", p.penalty_tau, R"(.
+An option the pipeline as opened does not read (fusion without a hybrid
+stage 1, penalty_beta with combine="weighted", ...) raises ConfigError.
 reject_below: verdict threshold on the verifier score. encoder: "" = the one
 recorded in the index. threads: encoder threads, 0 = runtime default.
-A missing part or a bad option raises ConfigError naming it.)")
+A missing part or a bad option raises ConfigError naming it.)").c_str())
       .def(
           "search",
           [](const std::shared_ptr<search::Pipeline>& self, const std::string& query, size_t k) {
             search::check_query(query);
+            // Stage 1 passes `candidates`: a larger k would come back short without saying so.
+            VERITY_CHECK(k <= self->options().candidates, ConfigError, "k=", k, " is above the pipeline's candidates=",
+                         self->options().candidates, " (stage 1 passes only that many); open the Pipeline with candidates=",
+                         k, " or more");
             auto hits = without_gil_short([&] { return self->search(query, k); });
             std::vector<PyHit> out;
             out.reserve(hits.size());
@@ -178,7 +215,8 @@ A missing part or a bad option raises ConfigError naming it.)")
             return out;
           },
           py::arg("query"), py::arg("k") = 10,
-          "Top-k hits for query, best first (list of Hit). Releases the GIL; thread-safe.")
+          "Top-k hits for query, best first (list of Hit); k is at most the pipeline's candidates. "
+          "Releases the GIL; thread-safe.")
       .def(
           "verify",
           [](const search::Pipeline& self, const std::string& query, std::vector<std::string> texts) {

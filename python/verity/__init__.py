@@ -6,7 +6,7 @@ near-misses (role swaps, negations, spatial swaps, changed numbers).
 
     import verity
     verity.build_index("data/scifact", "idx", dense=True, tokens=True)
-    p = verity.Pipeline("idx")                      # hybrid stage 1, F1 verifier
+    p = verity.Pipeline("idx")                      # hybrid stage 1, the default verifier
     for hit in p.search("measles vaccine mortality", k=5):
         print(hit.id, hit.score, hit.title)
     verity.verify("a dog bit the man", ["the man bit a dog"])

@@ -52,13 +52,17 @@ class Verification:
 class Pipeline:
     """The two-stage search pipeline over an index directory (thread-safe)."""
     def __init__(self, index_dir: str, stage1: str = "auto", verifier: str = "auto",
-                 candidates: int = 100, *, fusion: str = "weighted", rrf_k: float = 60.0,
-                 dense_weight: float = 0.2, combine: str = "weighted",
-                 verifier_weight: float = 0.2, penalty_beta: float = 0.5,
-                 penalty_tau: float = 0.9, reject_below: Optional[float] = None,
-                 encoder: str = "", threads: int = 0) -> None: ...
+                 candidates: int = 100, *, fusion: Optional[str] = None,
+                 rrf_k: Optional[float] = None, dense_weight: Optional[float] = None,
+                 combine: Optional[str] = None, verifier_weight: Optional[float] = None,
+                 penalty_beta: Optional[float] = None, penalty_tau: Optional[float] = None,
+                 reject_below: Optional[float] = None, encoder: str = "",
+                 threads: int = 0) -> None:
+        """None takes the library's default (fusion="weighted", dense_weight=0.2,
+        rrf_k=60, combine="weighted", verifier_weight=0.2, penalty_beta=0.5,
+        penalty_tau=0.9); an option the opened pipeline does not read raises ConfigError."""
     def search(self, query: str, k: int = 10) -> List[Hit]:
-        """Top-k hits for query, best first. Releases the GIL; thread-safe."""
+        """Top-k hits for query, best first; 0 < k <= candidates. Releases the GIL; thread-safe."""
     def verify(self, query: str, texts: Sequence[str]) -> List[Verification]:
         """Stage 2 alone with this pipeline's encoder and verifier."""
     @property

@@ -163,7 +163,7 @@ void setup_eval(CLI::App& app) {
   cmd->add_option("--data", args->data, "Triple JSONL file (repeatable)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--encoder", args->encoder, "Encoder spec (make_encoder)")->capture_default_str();
   cmd->add_option("--verifier", args->verifier,
-                  "none (pooled cosine) | f0 | f1 | f2[:...] | f3:PATH | f4:PATH | default | PATH")
+                  "none (pooled cosine) | f0 | f1 | f2[:...] | f3:PATH | f4:PATH | f5:PATH | ensemble:PATH | default | PATH")
       ->capture_default_str();
   cmd->add_option("--batch-size", args->batch_size, "Triples per encoding/scoring chunk")->capture_default_str();
   cmd->add_option("--scores-out", args->scores_out,

@@ -97,6 +97,18 @@ std::string encoder_identity(const Encoder& encoder) {
   return spec.substr(0, colon) + ":" + hex;
 }
 
+std::string portable_spec(const Encoder& encoder) {
+  const std::string spec = encoder.spec();
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos) return spec;
+  const std::string kind = spec.substr(0, colon);
+  if (kind != "use-lite" && kind != "glove") return spec;
+  std::error_code ec_dir, ec_root;
+  const auto dir = fs::weakly_canonical(spec.substr(colon + 1), ec_dir);
+  const auto named = fs::weakly_canonical(fs::path(model_root()) / kind, ec_root);
+  return !ec_dir && !ec_root && dir == named ? kind : spec;
+}
+
 void convert_pretrained(const std::string& kind, const std::string& from, const std::string& out) {
   if (kind == "use-lite") return convert_use_lite(from, out);
   if (kind == "glove") return convert_glove(from, out);

@@ -29,6 +29,11 @@ std::unique_ptr<Encoder> make_encoder(const std::string& spec);
 // Encoders whose spec names no directory give their spec.
 std::string encoder_identity(const Encoder& encoder);
 
+// The spec to record where the encoder must be found again on another
+// machine: the bare name ("use-lite") when the directory is that model under
+// the model root, else the spec itself.
+std::string portable_spec(const Encoder& encoder);
+
 // Converts npm-installed pretrained weights into a verity model directory.
 // kind: "use-lite" or "glove".
 void convert_pretrained(const std::string& kind, const std::string& from, const std::string& out);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/crc32c.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "encode/registry.hpp"
 #include "index/bm25.hpp"
@@ -53,7 +54,7 @@ IndexBuildReport build_index(const data::Corpus& corpus, const std::string& out_
 
   index::IndexDirBuilder builder(out_dir);
   index::IndexManifest manifest;
-  manifest.corpus_path = corpus.path;
+  manifest.corpus_path = path_for_report(corpus.path);
   manifest.corpus_hash = corpus.content_hash;
   manifest.docs = corpus.size();
   manifest.doc_fields = std::string(data::doc_fields_name(corpus.fields));
@@ -81,7 +82,8 @@ IndexBuildReport build_index(const data::Corpus& corpus, const std::string& out_
 
   if (opt.dense || opt.tokens) {
     auto encoder = encode::make_encoder(opt.encoder);
-    manifest.specs["encoder"] = encoder->spec();
+    manifest.specs["encoder"] = encode::portable_spec(*encoder);
+    manifest.specs["encoder_identity"] = encode::encoder_identity(*encoder);
     manifest.specs["encoder_fingerprint"] = encoder_fingerprint(encoder->spec());
     encode::EncodeOptions eo;
     eo.batch_size = opt.batch_size;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "encode/registry.hpp"
 #include "index/bm25.hpp"
 #include "index/dense_index.hpp"
@@ -239,6 +240,14 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
       spec = it->second;
     }
     m.encoder = encode::make_encoder(spec);
+    // Vectors from another encoder of the same width would be searched without any error.
+    if (auto built = m.manifest.specs.find("encoder_identity"); built != m.manifest.specs.end()) {
+      const auto given = encode::encoder_identity(*m.encoder);
+      VERITY_CHECK(given == built->second, ConfigError, index_dir, ": the index was built with encoder ",
+                   spec_for_report(m.manifest.specs["encoder"]), " (", built->second, "), but the encoder here is ",
+                   spec_for_report(m.encoder->spec()), " (", given,
+                   "); rebuild the index with this encoder, or open it with its own");
+    }
   }
   if (m.needs_dense()) {
     m.dense = index::load_dense_index(index::index_part_path(index_dir, m.manifest, "dense"));

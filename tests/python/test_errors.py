@@ -31,6 +31,27 @@ def test_bad_k(bm25_index):
         p.search("cat", k=0)
 
 
+def test_k_above_candidates_is_refused_not_cut_short(bm25_index):
+    p = verity.Pipeline(str(bm25_index), stage1="bm25", verifier="none", candidates=2)
+    with pytest.raises(verity.ConfigError, match=r"k=3 is above the pipeline's candidates=2"):
+        p.search("cat", k=3)
+    assert len(p.search("cat", k=2)) <= 2
+
+
+def test_options_the_pipeline_does_not_read_are_refused(bm25_index, full_index):
+    with pytest.raises(verity.ConfigError, match=r"fusion applies to stage1=\"hybrid\" only.*bm25"):
+        verity.Pipeline(str(bm25_index), stage1="bm25", verifier="none", fusion="rrf")
+    with pytest.raises(verity.ConfigError, match="combine applies to a stage 2"):
+        verity.Pipeline(str(bm25_index), verifier="none", combine="rerank")
+    with pytest.raises(verity.ConfigError, match=r"rrf_k applies to fusion=\"rrf\""):
+        verity.Pipeline(str(full_index), fusion="weighted", rrf_k=30)
+    with pytest.raises(verity.ConfigError, match=r"penalty_beta applies to combine=\"penalty\""):
+        verity.Pipeline(str(full_index), penalty_beta=0.3)
+    # Options in their scope, auto resolved first: hybrid on an index with a dense part.
+    p = verity.Pipeline(str(full_index), fusion="rrf", rrf_k=30, combine="penalty", penalty_beta=0.3)
+    assert "rrf" in p.describe() and "penalty" in p.describe()
+
+
 def test_damaged_corpus_names_file_and_line(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"_id": "a", "text": "fine"}\n{"_id": "b", "text": \n')

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/log.hpp"
 #include "data/beir.hpp"
 #include "encode/registry.hpp"
@@ -180,6 +181,42 @@ TEST_F(PipelineTest, ConfigErrors) {
   o = {};
   o.verifier = "f3";  // an untrained learned verifier is never a default
   EXPECT_THROW(open(o), ConfigError);
+}
+
+TEST_F(PipelineTest, IndexNamesItsEncoderPortablyAndRefusesAnother) {
+  const auto m = index::read_index_manifest(dir_);
+  EXPECT_FALSE(fs::path(m.corpus_path).is_absolute()) << m.corpus_path;
+  // The model under the model root is recorded by name, so the index opens on another machine.
+  const bool under_root = fs::weakly_canonical(model_dir()) == fs::weakly_canonical(encode::model_root() + "/use-lite");
+  EXPECT_EQ(m.specs.at("encoder"), under_root ? "use-lite" : "use-lite:" + model_dir());
+  EXPECT_EQ(m.specs.at("encoder_identity").rfind("use-lite:", 0), 0u) << m.specs.at("encoder_identity");
+
+  // A moved copy opens; one whose record names other weights is refused, naming both.
+  const auto moved = dir_ + "-moved";
+  fs::remove_all(moved);
+  fs::copy(dir_, moved, fs::copy_options::recursive);
+  search::PipelineOptions o;
+  o.stage1 = "hybrid";
+  o.verifier = "default";
+  o.encoder = "use-lite:" + model_dir();
+  EXPECT_FALSE(search::Pipeline(moved, o).search("measles vaccine", 2).empty());
+  auto text = read_file(moved + "/manifest.json");
+  const auto at = text.find(m.specs.at("encoder_identity"));
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, m.specs.at("encoder_identity").size(), "use-lite:00000000");
+  write_file_atomic(moved + "/manifest.json", text);
+  try {
+    search::Pipeline p(moved, o);
+    FAIL() << "expected an error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("use-lite:00000000"), std::string::npos) << what;
+    EXPECT_NE(what.find(m.specs.at("encoder_identity")), std::string::npos) << what;
+  }
+  o.stage1 = "bm25";
+  o.verifier = "none";  // no vectors read, no encoder opened
+  EXPECT_FALSE(search::Pipeline(moved, o).search("measles vaccine", 2).empty());
+  fs::remove_all(moved);
 }
 
 TEST_F(PipelineTest, AutoIsTheTwoStageDefaultTheIndexAllows) {
