@@ -23,7 +23,7 @@ struct CalibrateArgs {
   CommonFlags common;
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
               threshold_rule = "plateau", gate = "refit", add_antonyms = "none";
-  bool spell_lexicon = false;
+  bool spell_lexicon = false, flip_cap = false;
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -102,7 +102,13 @@ void run_calibrate(CalibrateArgs& a) {
     log("calibrate: ", spelled_forms, " antonym forms and number words that ", a.encoder,
         " splits into pieces spelled in the lexicon");
   }
-  auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk, gate, a.gate_band);
+  auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk, gate, a.gate_band, a.flip_cap);
+  nlohmann::json flips = nullptr;
+  if (report.flips) {
+    flips = {{"pairs", report.flips->pairs}, {"same", report.flips->same}, {"cap", report.flips->cap}};
+    for (const auto& [name, counts] : report.flips->by_group)
+      flips["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
+  }
 
   // The file keeps how its network was trained and adds how it was recalibrated.
   nlohmann::json trained;
@@ -123,6 +129,7 @@ void run_calibrate(CalibrateArgs& a) {
     recalibration["added_antonyms"] = {{"source", a.add_antonyms}, {"pairs", added_antonyms}};
   if (a.spell_lexicon) recalibration["spelled_forms"] = spelled_forms;
   if (a.gate_band > 0) recalibration["gate_band"] = a.gate_band;
+  if (report.flips) recalibration["flip_cap"] = flips;
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
   verifier->save(a.out);
 
@@ -147,6 +154,7 @@ void run_calibrate(CalibrateArgs& a) {
                             {"seconds", report.seconds}};
   if (recalibration.contains("added_antonyms")) summary["added_antonyms"] = recalibration.at("added_antonyms");
   if (a.spell_lexicon) summary["spelled_forms"] = spelled_forms;
+  if (report.flips) summary["flip_cap"] = flips;
   print_json(summary);
 }
 
@@ -178,6 +186,10 @@ void setup_calibrate(CLI::App& app) {
                   "network's verdict (0: never)")
       ->check(CLI::Range(0.0, 0.49))
       ->capture_default_str();
+  cmd->add_flag("--flip-cap", a->flip_cap,
+                "Cap P of a pair that differs only by a polarity flip (an antonym or an extra negator; every other "
+                "token matched exactly, stop words aside: \"increase volume\" / \"decrease volume\") at the share "
+                "of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2)");
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each --dev-pairs source (0: all); with --seed S, the sample "
                   "train-verifier's --max-dev-pairs-per-source draws with --sample-seed S. The --dev-triples are "

@@ -325,7 +325,7 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
   };
   auto probability_of = [](const verify::Calibration& c) {
     return [&c](const CalibrationGroup& g, size_t i) {
-      return c.probability(g.logits[i], g.cosines[i], g.identity_signal(i));
+      return g.probability(c, i);
     };
   };
   auto mean_accuracy_at = [&](const verify::Calibration& c, double t) {
@@ -333,7 +333,7 @@ CalibrationFit fit_calibration(const std::vector<CalibrationGroup>& groups, Pool
     for (const auto& g : groups) {
       size_t right = 0;
       for (size_t i = 0; i < g.logits.size(); ++i)
-        right += (c.probability(g.logits[i], g.cosines[i], g.identity_signal(i)) >= t) == (g.labels[i] == 1);
+        right += (g.probability(c, i) >= t) == (g.labels[i] == 1);
       mean += double(right) / double(g.logits.size()) / double(groups.size());
     }
     return mean;
@@ -449,7 +449,7 @@ std::map<std::string, SourceMetrics> metrics_at(const std::vector<CalibrationGro
   for (const auto& g : groups) {
     std::vector<float> p;
     for (size_t i = 0; i < g.logits.size(); ++i)
-      p.push_back(float(c.probability(g.logits[i], g.cosines[i], g.identity_signal(i))));
+      p.push_back(float(g.probability(c, i)));
     auto m = eval::binary_metrics(p, g.labels, c.threshold);
     out[g.name] = {m.auc, *m.accuracy, m.best_accuracy, m.count};
   }
@@ -502,7 +502,7 @@ size_t spell_lexicon(verify::AlignmentVerifier& verifier, const encode::Encoder&
 
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, PooledTerm term, ThresholdRule rule,
-                                size_t chunk, GateSource gate_source, double gate_band) {
+                                size_t chunk, GateSource gate_source, double gate_band, bool fit_flip_cap) {
   VERITY_CHECK(!groups.empty(), ConfigError, "recalibrate: no labelled groups");
   search::check_verifier_encoder(verifier, encoder);
   const auto t0 = Clock::now();
@@ -524,9 +524,13 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
   }
   const LogitScorer logits(verifier);
   const LogitScorer signals(verifier, true);
-  // nullptr: the pooled cosine; the signals only where a band reads them.
+  // nullptr: the pooled cosine; the signals only where a band or a flip cap
+  // (the new calibration's or the file's own) reads them.
   std::vector<const verify::Verifier*> scorers = {&logits, nullptr};
-  if (gate_band > 0) scorers.push_back(&signals);
+  const auto& prev = report.previous;
+  const bool read_signals = gate_band > 0 || fit_flip_cap ||
+                            (prev && (prev->flip_cap < 1 || (prev->gate && prev->gate->band > 0)));
+  if (read_signals) scorers.push_back(&signals);
   std::vector<CalibrationGroup> cgs;
   for (const auto& g : groups) {
     VERITY_CHECK(!g.pairs.empty(), ConfigError, "recalibrate: group ", g.name, " has no pairs");
@@ -540,12 +544,34 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     for (size_t i = 0; i < g.pairs.size(); ++i) {
       cg.cosines.push_back(s[1][i]);
       cg.labels.push_back(g.pairs[i].label);
-      if (gate_band > 0) cg.identity_signals.push_back(s[2][i] != 0 ? 1 : 0);
+      if (read_signals) cg.signals.push_back(uint8_t(s[2][i]));
     }
     report.pairs += g.pairs.size();
     cgs.push_back(std::move(cg));
   }
   report.fit = fit_calibration(cgs, term, rule, fixed_gate, gate_band);
+  if (fit_flip_cap) {
+    FlipCapFit flips;
+    for (const auto& g : cgs) {
+      auto& [pairs, same] = flips.by_group[g.name];
+      for (size_t i = 0; i < g.logits.size(); ++i)
+        if (g.minimal_flip(i)) ++pairs, same += g.labels[i] == 1;
+      flips.pairs += pairs, flips.same += same;
+    }
+    VERITY_CHECK(flips.pairs > 0, ConfigError, "recalibrate: no dev pair differs only by a polarity flip, so a flip cap "
+                 "cannot be fitted (give pairs or near-miss triples with negations or opposites)");
+    flips.cap = double(flips.same + 1) / double(flips.pairs + 2);
+    auto& c = report.fit.calibration;
+    c.flip_cap = float(flips.cap);
+    // The fit's figures with the cap in place.
+    double macro = 0, accuracy = 0;
+    for (const auto& [name, m] : metrics_at(cgs, c)) macro += m.auc, accuracy += m.accuracy;
+    report.fit.macro_auc = macro / double(cgs.size());
+    report.fit.mean_accuracy = accuracy / double(cgs.size());
+    log("recalibrate: ", flips.pairs, " dev pairs differ only by a polarity flip, ", flips.same,
+        " of them same-meaning: P of such a pair capped at ", flips.cap);
+    report.flips = std::move(flips);
+  }
   report.dev = metrics_at(cgs, report.fit.calibration);
   if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
   verifier.set_calibration(report.fit.calibration);
@@ -886,8 +912,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     std::map<std::string, std::pair<size_t, size_t>> acc;
     for (size_t k = 0; k < dev_trip.size(); ++k) {
       auto& a = acc[dev_trip[k].type];
-      a.first += c.probability(g.logits[2 * k], g.cosines[2 * k], g.identity_signal(2 * k)) >
-                 c.probability(g.logits[2 * k + 1], g.cosines[2 * k + 1], g.identity_signal(2 * k + 1));
+      a.first += g.probability(c, 2 * k) > g.probability(c, 2 * k + 1);
       ++a.second;
     }
     for (const auto& [type, a] : acc) report.dev_nearmiss_by_type[type] = double(a.first) / double(a.second);

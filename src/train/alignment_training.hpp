@@ -133,9 +133,20 @@ struct CalibrationGroup {
   std::vector<float> logits;
   std::vector<double> cosines;
   std::vector<int> labels;
-  // verify::identity_signal per pair; empty: every pair has one (a gate band never applies).
-  std::vector<uint8_t> identity_signals;
-  bool identity_signal(size_t i) const { return identity_signals.empty() || identity_signals[i] != 0; }
+  // Per pair, AlignmentVerifier::logits' signal bits: kIdentitySignalBit
+  // (verify::identity_signal) and kMinimalFlipBit (verify::minimal_flip).
+  // Empty: every pair has an identity signal (a gate band never applies) and
+  // none is a minimal flip.
+  std::vector<uint8_t> signals;
+  bool identity_signal(size_t i) const {
+    return signals.empty() || (signals[i] & verify::AlignmentVerifier::kIdentitySignalBit) != 0;
+  }
+  bool minimal_flip(size_t i) const {
+    return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kMinimalFlipBit) != 0;
+  }
+  double probability(const verify::Calibration& c, size_t i) const {
+    return c.probability(logits[i], cosines[i], identity_signal(i), minimal_flip(i));
+  }
 };
 
 struct CalibrationFit {
@@ -189,8 +200,17 @@ struct LabelledGroup {
   std::vector<data::LabelledPair> pairs;
 };
 
+// The cap on P of minimal flips (verify::Calibration::flip_cap): among the dev
+// pairs that differ only by a polarity flip, (same + 1) / (pairs + 2).
+struct FlipCapFit {
+  size_t pairs = 0, same = 0;
+  std::map<std::string, std::pair<size_t, size_t>> by_group;  // group -> (pairs, same)
+  double cap = 1;
+};
+
 struct RecalibrationReport {
   CalibrationFit fit;                               // the new calibration, on these groups
+  std::optional<FlipCapFit> flips;                  // with fit_flip_cap
   std::optional<verify::Calibration> previous;      // the file's own, if it had one
   std::map<std::string, SourceMetrics> dev, previous_dev;  // per group, at each calibration's threshold
   size_t pairs = 0;
@@ -203,7 +223,9 @@ struct RecalibrationReport {
 // unchanged; the verifier gets the new calibration. SIGINT stops between
 // chunks (Interrupted). GateSource::file (term gated only) keeps the file's
 // own verdicts: the gate is its calibration, which must hold no pooled term
-// (or be gated itself); ConfigError otherwise.
+// (or be gated itself); ConfigError otherwise. With `fit_flip_cap` the new
+// calibration also caps minimal flips (FlipCapFit; ConfigError when no dev
+// pair is one), fitted after the rest, whose figures then include it.
 enum class GateSource { refit, file };
 GateSource parse_gate_source(const std::string& text);  // "refit" | "file"
 const char* gate_source_name(GateSource source);
@@ -211,7 +233,8 @@ const char* gate_source_name(GateSource source);
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, PooledTerm term,
                                 ThresholdRule rule = ThresholdRule::plateau, size_t chunk = 64,
-                                GateSource gate_source = GateSource::refit, double gate_band = 0);
+                                GateSource gate_source = GateSource::refit, double gate_band = 0,
+                                bool fit_flip_cap = false);
 
 // Spells every antonym form and number word of the verifier's lexicon,
 // lower-case and capitalized, with the encoder's tokenizer (Encoder::pieces)

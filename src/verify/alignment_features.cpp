@@ -495,6 +495,8 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   out.length = n;
   out.tokens.assign(n * kTokenFeatures, 0.0f);
   out.ids.assign(n, 0);
+  out.flipped.assign(n, 0);
+  std::vector<uint32_t> x_sorted;  // sorted when an antonym first needs it
   std::vector<uint32_t> y_sorted(y_ids.begin(), y_ids.end());
   std::sort(y_sorted.begin(), y_sorted.end());
   std::vector<size_t> y_words;  // positions of Y's tokens that have antonyms
@@ -535,9 +537,15 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
       for (size_t j : y_words)
         if (lexicon.antonym_words(x_info[i].word, y_info[j].word)) {
           f[14] = 1.0f;
-          break;
+          if (exact) break;
+          if (x_sorted.empty()) x_sorted.assign(x_ids.begin(), x_ids.end()), std::sort(x_sorted.begin(), x_sorted.end());
+          if (!std::binary_search(x_sorted.begin(), x_sorted.end(), y_ids[j])) {
+            out.flipped[i] = DirectionFeatures::kFlippedAntonym;
+            break;
+          }
         }
-    if (known && x_more_negators && !exact && x_info[i].negator) f[14] = 1.0f;
+    if (known && x_more_negators && !exact && x_info[i].negator)
+      f[14] = 1.0f, out.flipped[i] = DirectionFeatures::kFlippedNegator;
     s.polarity_flips += f[14] != 0.0f;
     s.maxsim += best;
     s.idf_maxsim += w_idf * best;
@@ -759,6 +767,29 @@ bool identity_signal(const AlignmentFeatures& f) {
   constexpr float kMostly = 0.6f;
   const bool reordered = f.pair[7] >= kMostly && f.pair[12] < kAll;  // exact share min, order agreement
   return f.pair[17] > 0 || f.pair[18] > 0 || reordered;
+}
+
+bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
+  if (f.pair.size() != kPairFeatures || f.pair[18] <= 0) return false;
+  // An opposite pair flags a token on each side, a negator only its own.
+  size_t antonyms[2] = {0, 0}, negators = 0;
+  for (int side = 0; side < 2; ++side) {
+    const auto& d = side == 0 ? f.forward : f.backward;
+    if (d.tokens.size() != d.length * kTokenFeatures || d.flipped.size() != d.length) return false;
+    float last_aligned = -1.0f;
+    for (size_t t = 0; t < d.length; ++t) {
+      const float* x = d.tokens.data() + t * kTokenFeatures;
+      const bool exact = x[2] >= 0.5f, common = x[3] < common_idf;
+      if (exact) {  // the same words in another order: a converse ("A below B" / "B above A"), not a flip
+        if (x[5] < last_aligned - 1e-6f) return false;
+        last_aligned = x[5];
+      }
+      antonyms[side] += d.flipped[t] == DirectionFeatures::kFlippedAntonym;
+      negators += d.flipped[t] == DirectionFeatures::kFlippedNegator;
+      if (!exact && !d.flipped[t] && !common) return false;
+    }
+  }
+  return (std::max(antonyms[0], antonyms[1]) + negators) % 2 == 1;
 }
 
 }  // namespace verity::verify

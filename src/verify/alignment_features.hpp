@@ -253,6 +253,13 @@ struct DirectionFeatures {
   size_t length = 0;
   std::vector<float> tokens;      // [length × kTokenFeatures]
   std::vector<uint32_t> ids;      // token identities of X (0 when unknown)
+  // Per token (not a network input), when it has no exact match and is
+  // flipped against the other text: kFlippedAntonym, an antonym of one of its
+  // tokens that has no exact match either; kFlippedNegator, the extra negator
+  // (token feature 14 also fires on an antonym that both texts hold:
+  // "advantages and disadvantages"); else 0.
+  static constexpr uint8_t kFlippedAntonym = 1, kFlippedNegator = 2;
+  std::vector<uint8_t> flipped;
 };
 
 struct AlignmentFeatures {
@@ -302,5 +309,19 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
 // (verify::CalibrationGate::band) never lets the pooled cosine turn the
 // verdict of such a pair.
 bool identity_signal(const AlignmentFeatures& features);
+
+// Whether the texts differ only by a polarity flip: every token of both texts
+// is matched exactly in the other, or flipped (DirectionFeatures::flipped: an
+// unmatched antonym facing its unmatched partner, or the extra negator), or
+// has a normalized idf under `common_idf` (stop words, punctuation); the
+// exactly matched tokens keep their order ("A is below B" / "B is above A"
+// is a converse, the same relation); and the flips are odd in number, an opposite pair counting once: "is it open" /
+// "is it closed" and "is it open" / "is it not open" are flips, "is it not
+// open" / "is it closed" (two flips) is not. "increase volume" / "decrease volume" is one;
+// sentences that differ elsewhere too are not: there an antonym across the
+// texts is often incidental ("woman" in one, "man" in the other), and the
+// network reads it with everything else.
+inline constexpr float kMinimalFlipCommonIdf = 0.35f;
+bool minimal_flip(const AlignmentFeatures& features, float common_idf = kMinimalFlipCommonIdf);
 
 }  // namespace verity::verify

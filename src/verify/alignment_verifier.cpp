@@ -18,10 +18,10 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 9;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 10;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
                                   // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
-                                  // 8: spellings (LEXS); 9: a gate band; 4-9 are written only when used
+                                  // 8: spellings (LEXS); 9: a gate band; 10: a flip cap; 4-10 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -412,17 +412,25 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::untrained(const AlignmentC
   return std::unique_ptr<AlignmentVerifier>(new AlignmentVerifier(std::move(impl)));
 }
 
-double Calibration::probability(float logit, double cosine, bool identity_signal) const {
+namespace {
+// Calibration::probability before the flip cap.
+double capless_probability(const Calibration& c, float logit, double cosine, bool identity_signal) {
   double pooled = 0;
   if (std::isfinite(cosine)) {
-    const double d = cosine - pooled_center;
-    pooled = double(pooled_weight) * (pooled_form == PooledForm::linear ? d : std::min(d, 0.0));
+    const double d = cosine - c.pooled_center;
+    pooled = double(c.pooled_weight) * (c.pooled_form == Calibration::PooledForm::linear ? d : std::min(d, 0.0));
   }
-  const double p = 1.0 / (1.0 + std::exp(-(double(scale) * logit + pooled + bias)));
-  if (!gate) return p;
-  const double own = 1.0 / (1.0 + std::exp(-(double(gate->scale) * logit + gate->bias)));
-  if (!identity_signal && std::abs(own - double(gate->threshold)) < double(gate->band)) return p;
-  return own < gate->threshold ? std::min(p, own) : std::max(p, double(gate->threshold));
+  const double p = 1.0 / (1.0 + std::exp(-(double(c.scale) * logit + pooled + c.bias)));
+  if (!c.gate) return p;
+  const double own = 1.0 / (1.0 + std::exp(-(double(c.gate->scale) * logit + c.gate->bias)));
+  if (!identity_signal && std::abs(own - double(c.gate->threshold)) < double(c.gate->band)) return p;
+  return own < c.gate->threshold ? std::min(p, own) : std::max(p, double(c.gate->threshold));
+}
+}  // namespace
+
+double Calibration::probability(float logit, double cosine, bool identity_signal, bool minimal_flip) const {
+  const double p = capless_probability(*this, logit, cosine, identity_signal);
+  return minimal_flip ? std::min(p, double(flip_cap)) : p;
 }
 
 const char* pooled_form_name(Calibration::PooledForm form) {
@@ -441,22 +449,24 @@ nlohmann::json calibration_json(const Calibration& c) {
     gate = {{"scale", c.gate->scale}, {"bias", c.gate->bias}, {"threshold", c.gate->threshold}};
     if (c.gate->band > 0) gate["band"] = c.gate->band;
   }
-  return {{"scale", c.scale},
-          {"bias", c.bias},
-          {"threshold", c.threshold},
-          {"pooled_weight", c.pooled_weight},
-          {"pooled_center", c.pooled_center},
-          {"pooled_form", pooled_form_name(c.pooled_form)},
-          {"gate", gate}};
+  nlohmann::json out = {{"scale", c.scale},
+                        {"bias", c.bias},
+                        {"threshold", c.threshold},
+                        {"pooled_weight", c.pooled_weight},
+                        {"pooled_center", c.pooled_center},
+                        {"pooled_form", pooled_form_name(c.pooled_form)},
+                        {"gate", gate}};
+  if (c.flip_cap < 1) out["flip_cap"] = c.flip_cap;
+  return out;
 }
 
 std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps,
                                              std::span<const PairContext> context,
-                                             std::vector<uint8_t>* identity_signals) const {
+                                             std::vector<uint8_t>* signals) const {
   VERITY_CHECK(context.empty() || context.size() == maps.size(), ConfigError, "f5: ", maps.size(), " maps but ",
                context.size(), " contexts");
   std::vector<float> out(maps.size(), 0.0f);
-  if (identity_signals) identity_signals->assign(maps.size(), 1);
+  if (signals) signals->assign(maps.size(), kIdentitySignalBit);
   std::vector<size_t> todo;
   for (size_t i = 0; i < maps.size(); ++i)
     if (!maps[i].empty()) todo.push_back(i);
@@ -476,7 +486,9 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
       auto features = alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon);
       if (net->pooled_head > 0) features.pooled = pooled_comparison(ctx.query_pooled, ctx.candidate_pooled);
       out[i] = net->logit(features);
-      if (identity_signals) (*identity_signals)[i] = identity_signal(features) ? 1 : 0;
+      if (signals)
+        (*signals)[i] = uint8_t((identity_signal(features) ? kIdentitySignalBit : 0) |
+                                (minimal_flip(features) ? kMinimalFlipBit : 0));
     }
   });
   return out;
@@ -488,13 +500,16 @@ std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap>
                context.size(), " contexts");
   const Calibration c = impl_->calibration.value_or(Calibration{});
   std::vector<uint8_t> signals;
-  auto z = logits(maps, context, c.gate && c.gate->band > 0 ? &signals : nullptr);
+  const bool read_signals = (c.gate && c.gate->band > 0) || c.flip_cap < 1;
+  auto z = logits(maps, context, read_signals ? &signals : nullptr);
   for (size_t i = 0; i < z.size(); ++i) {
     if (maps[i].empty()) {
       z[i] = 0.0f;
       continue;
     }
-    z[i] = float(c.probability(z[i], context[i].pooled_cosine, signals.empty() || signals[i]));
+    const bool identity = signals.empty() || (signals[i] & kIdentitySignalBit) != 0;
+    const bool flip = !signals.empty() && (signals[i] & kMinimalFlipBit) != 0;
+    z[i] = float(c.probability(z[i], context[i].pooled_cosine, identity, flip));
   }
   return z;
 }
@@ -555,6 +570,8 @@ void AlignmentVerifier::set_calibration(const Calibration& c) {
                  ConfigError, "f5 calibration gate: scale=", g->scale, " must be > 0, bias=", g->bias,
                  " finite, threshold=", g->threshold, " in (0, 1) and equal to the verdict threshold ", c.threshold,
                  " (the gate keeps the network's verdicts), band=", g->band, " in [0, 0.5)");
+  VERITY_CHECK(c.flip_cap > 0 && c.flip_cap <= 1, ConfigError, "f5 calibration: flip_cap=", c.flip_cap,
+               " must be in (0, 1]");
   impl_->calibration = c;
 }
 
@@ -587,6 +604,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   if (impl_->config.pooled_head > 0) version = 7;
   if (impl_->lexicon.has_spellings()) version = 8;
   if (const auto& c = impl_->calibration; c && c->gate && c->gate->band > 0) version = 9;
+  if (const auto& c = impl_->calibration; c && c->flip_cap < 1) version = 10;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -660,6 +678,7 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
                                      g.at("threshold").get<float>(),
                                      file.version() >= 9 ? g.value("band", 0.0f) : 0.0f};
       }
+      if (file.version() >= 10) cal.flip_cap = c.value("flip_cap", 1.0f);
       v->set_calibration(cal);
     }
   } catch (const nlohmann::json::exception& e) {

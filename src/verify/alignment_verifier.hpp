@@ -11,12 +11,13 @@
 // calibration has a linear pooled term or a gate, 5 when its lexicon has
 // number words or negators, 6 when it has negating clitics, 7 when it has a
 // pooled head (config "pooled_head", "pooled_dim"), 8 when its lexicon has
-// spellings, 9 when its gate has a band (version 2, read too, has no pooled
-// terms in its calibration):
+// spellings, 9 when its gate has a band, 10 when its calibration caps minimal
+// flips (version 2, read too, has no pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
-//               "gate" (v4: {"scale", "bias", "threshold", "band" (v9, > 0)} | null)} | null}
+//               "gate" (v4: {"scale", "bias", "threshold", "band" (v9, > 0)} | null),
+//               "flip_cap" (v10, < 1)} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
@@ -89,17 +90,24 @@ struct Calibration {
   float pooled_weight = 0, pooled_center = 0;
   PooledForm pooled_form = PooledForm::hinge;
   std::optional<CalibrationGate> gate;
+  // P of a pair that differs only by a polarity flip (verify::minimal_flip) is
+  // at most this, the share of same-meaning pairs among the dev pairs that
+  // were such flips (1: no cap). The network, trained on sentence pairs, may
+  // accept a flip in a text of two or three words ("increase volume" /
+  // "decrease volume"); in a minimal pair an opposite is the difference.
+  float flip_cap = 1;
 
   // cosine NaN = unknown. identity_signal: verify::identity_signal of the
-  // pair (true where unknown, so a gate band never applies).
-  double probability(float logit, double cosine, bool identity_signal = true) const;
+  // pair (true where unknown, so a gate band never applies); minimal_flip:
+  // verify::minimal_flip of the pair (false where unknown).
+  double probability(float logit, double cosine, bool identity_signal = true, bool minimal_flip = false) const;
 };
 // "hinge" | "linear".
 const char* pooled_form_name(Calibration::PooledForm form);
 Calibration::PooledForm parse_pooled_form(const std::string& text);
 // The file's and the CLI reports' form: {"scale", "bias", "threshold", "pooled_weight",
-// "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold", "band"?} | null}
-// ("band" only when > 0).
+// "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold", "band"?} | null,
+// "flip_cap"?} ("band" only when > 0, "flip_cap" only when < 1).
 nlohmann::json calibration_json(const Calibration& c);
 
 class AlignmentVerifier final : public Verifier {
@@ -118,10 +126,12 @@ class AlignmentVerifier final : public Verifier {
   std::vector<float> score_pairs(std::span<const SimilarityMap> maps,
                                  std::span<const PairContext> context) const override;
   // Uncalibrated network outputs (what calibration rescales); 0 for empty maps.
-  // With `identity_signals`, also verify::identity_signal of each pair (1 for
-  // an empty map), from the same features.
+  // With `signals`, also each pair's kIdentitySignalBit (verify::identity_signal;
+  // set for an empty map) and kMinimalFlipBit (verify::minimal_flip), from the
+  // same features.
+  static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2;
   std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
-                            std::vector<uint8_t>* identity_signals = nullptr) const;
+                            std::vector<uint8_t>* signals = nullptr) const;
   bool uses_context() const override { return true; }
   std::optional<float> default_threshold() const override;
   std::string encoder() const override;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -230,7 +231,7 @@ TEST(F5Calibration, GateBandTurnsOnlyUnsureVerdictsWithoutASignal) {
   std::vector<CalibrationGroup> groups = {synthetic_group("weak", true, false, 10),
                                           synthetic_group("strong", false, true, 11)};
   for (auto& g : groups)
-    for (size_t i = 0; i < g.logits.size(); ++i) g.identity_signals.push_back(i % 3 == 0);
+    for (size_t i = 0; i < g.logits.size(); ++i) g.signals.push_back(i % 3 == 0 ? verify::AlignmentVerifier::kIdentitySignalBit : 0);
   const auto gated = fit_calibration(groups, PooledTerm::gated);
   const auto band = fit_calibration(groups, PooledTerm::gated, ThresholdRule::plateau, std::nullopt, 0.2);
   ASSERT_TRUE(band.calibration.gate.has_value());
@@ -828,5 +829,45 @@ TEST(TrainVerifierF5Cli, SpelledLexiconHoldsTheTokenizersSplitForms) {
     EXPECT_FLOAT_EQ(nlohmann::json::parse(r.out).at("calibration").at("gate").at("band").get<float>(), 0.1f);
   }
   EXPECT_EQ(nlohmann::json::parse(banded->provenance()).at("recalibrated").at("gate_band"), 0.1);
+
+  // A flip cap is fitted on the dev pairs that differ only by an opposite; with none, it cannot be.
+  r = verity_test::run(calibrate + " --flip-cap");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no dev pair differs only by a polarity flip"), std::string::npos) << r.err;
+  const auto flips = (data.dir / "flips.jsonl").string();
+  {
+    std::ofstream f(flips);
+    for (const auto& [a, b, label] : std::vector<std::tuple<const char*, const char*, int>>{
+             {"the upper room", "the lower room", 0},
+             {"the cat sat on the upper table", "the cat sat on the lower table", 0},
+             {"the lower desk", "the upper desk", 0},
+             {"the room is upper", "the room is not lower", 1}})  // a negator and an opposite cancel
+      f << nlohmann::json{{"a", a}, {"b", b}, {"label", label}, {"source", "flips"}}.dump() << "\n";
+  }
+  r = verity_test::run(calibrate + " --add-antonyms relations --flip-cap --dev-pairs " + flips);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto capped = nlohmann::json::parse(r.out);
+  const auto& fit = capped.at("flip_cap");
+  EXPECT_EQ(fit.at("pairs"), 3);
+  EXPECT_EQ(fit.at("same"), 0);
+  EXPECT_DOUBLE_EQ(fit.at("cap").get<double>(), 1.0 / 5.0);  // (same + 1) / (pairs + 2)
+  EXPECT_EQ(fit.at("by_group").at("flips").at("pairs"), 3);
+  const auto with_cap = verify::AlignmentVerifier::load(spelled);
+  ASSERT_TRUE(with_cap->calibration().has_value());
+  EXPECT_FLOAT_EQ(with_cap->calibration()->flip_cap, 0.2f);
+  EXPECT_FLOAT_EQ(capped.at("calibration").at("flip_cap").get<float>(), 0.2f);
+  EXPECT_EQ(nlohmann::json::parse(with_cap->provenance()).at("recalibrated").at("flip_cap").at("pairs"), 3);
+  // The flips score at most the cap; the pair whose negator and opposite cancel does not need to.
+  r = verity_test::run("pairs-eval --data " + flips + " --encoder bert:" + data.encoder + " --verifier f5:" + spelled +
+                       " --scores-out " + (data.dir / "scores.jsonl").string() + " --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream scores(data.dir / "scores.jsonl");
+  std::string line;
+  size_t capped_flips = 0;
+  while (std::getline(scores, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("label") == 0) capped_flips += j.at("score").get<double>() <= 0.2 + 1e-6;
+  }
+  EXPECT_EQ(capped_flips, 3u);
   fs::remove_all(data.dir);
 }

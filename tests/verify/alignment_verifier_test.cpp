@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -177,6 +178,49 @@ TEST(AlignmentFeatures, IdentitySignalIsNumbersPolarityOrReordering) {
   // Two of four matched in another order: a rewording, no signal.
   EXPECT_FALSE(identity_signal(features({0, 1, 2, 3}, {1, 0, 5, 6}, four, {"\u2581it", "\u2581Is", "\u2581a", "\u2581b"}, lex)));
   EXPECT_TRUE(identity_signal(AlignmentFeatures{}));  // no features: keep the gate
+}
+
+// A minimal flip: the texts differ by an opposite or a negator (not both: they
+// cancel) and nothing else but stop words. An opposite both texts hold ("advantages and
+// disadvantages"), or one beside other changes, is not one.
+TEST(AlignmentFeatures, MinimalFlipIsAnOppositeWithNothingElseChanged) {
+  const Lexicon lex(Words{{"closed", "open"}, {"decrease", "increase"}, {"advantages", "disadvantages"}},
+                    LexiconWords{{}, {"not"}});
+  // "the" in every text: a stop word by idf; the other words once each.
+  std::vector<std::vector<uint32_t>> texts;
+  for (const char* w : {"\u2581store", "\u2581volume", "\u2581now", "\u2581today", "\u2581it", "\u2581is"})
+    texts.push_back(piece_ids({"\u2581the", w}));
+  for (int k = 0; texts.size() < 20; ++k) texts.push_back(piece_ids({"\u2581the", "\u2581filler" + std::to_string(k)}));
+  const auto idf = build_idf_table(texts);
+  auto flip = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb, float common) {
+    std::vector<int> a, b;  // one-hot maps: a piece is similar only to itself
+    std::map<std::string, int> index;
+    for (const auto& p : pa) a.push_back(index.emplace(p, int(index.size())).first->second);
+    for (const auto& p : pb) b.push_back(index.emplace(p, int(index.size())).first->second);
+    const size_t dim = index.size();
+    auto map = SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
+    auto ia = piece_ids(pa), ib = piece_ids(pb);
+    return minimal_flip(alignment_features(map, PairContext{ia, ib, 0.9f}, idf, lex), common);
+  };
+  const float stop = kMinimalFlipCommonIdf;
+  EXPECT_TRUE(flip({"\u2581increase", "\u2581volume"}, {"\u2581decrease", "\u2581volume"}, stop));
+  EXPECT_TRUE(flip({"\u2581is", "\u2581it", "\u2581open"}, {"\u2581is", "\u2581it", "\u2581closed"}, stop));
+  EXPECT_TRUE(flip({"\u2581is", "\u2581it", "\u2581open"}, {"\u2581is", "\u2581it", "\u2581not", "\u2581open"}, stop));
+  // The same words in another order around the opposite: a converse, the same relation.
+  EXPECT_FALSE(flip({"\u2581it", "\u2581is", "\u2581open"}, {"\u2581is", "\u2581it", "\u2581closed"}, 1.0f));
+  // A negator and an opposite cancel: "is it not open" means "is it closed".
+  EXPECT_FALSE(flip({"\u2581is", "\u2581it", "\u2581not", "\u2581open"}, {"\u2581is", "\u2581it", "\u2581closed"}, stop));
+  // Another word changed too: the network decides.
+  EXPECT_FALSE(flip({"\u2581is", "\u2581it", "\u2581open", "\u2581now"},
+                    {"\u2581is", "\u2581it", "\u2581closed", "\u2581today"}, stop));
+  EXPECT_FALSE(flip({"\u2581is", "\u2581it", "\u2581open"}, {"\u2581is", "\u2581it", "\u2581open"}, stop));
+  // Both texts hold both opposites: nothing is flipped.
+  EXPECT_FALSE(flip({"\u2581advantages", "\u2581and", "\u2581disadvantages"},
+                    {"\u2581disadvantages", "\u2581and", "\u2581advantages", "\u2581now"}, 1.0f));
+  // A stop word more is no change; with no stop words allowed, it is.
+  EXPECT_TRUE(flip({"\u2581the", "\u2581store", "\u2581is", "\u2581open"}, {"\u2581store", "\u2581is", "\u2581closed"}, stop));
+  EXPECT_FALSE(flip({"\u2581the", "\u2581store", "\u2581is", "\u2581open"}, {"\u2581store", "\u2581is", "\u2581closed"}, 0.0f));
+  EXPECT_FALSE(minimal_flip(AlignmentFeatures{}));
 }
 
 // A list of opposites: each pair lower-case, two different words, listed once.
@@ -635,6 +679,31 @@ TEST(AlignmentVerifier, GateBandFreesOnlyUnsureVerdictsWithoutASignal) {
   v->set_calibration(cal);
   v->save(path);
   EXPECT_EQ(SectionFile(path, "VALN", 9).version(), 4u);
+}
+
+// The flip cap bounds P of a minimal flip only, and travels in the file
+// (version 10; absent when 1, so the file keeps its older version).
+TEST(AlignmentVerifier, FlipCapBoundsOnlyMinimalFlips) {
+  auto v = tiny_verifier(11);
+  Calibration cal;
+  cal.scale = 1.0f, cal.bias = 0.0f, cal.threshold = 0.5f;
+  cal.flip_cap = 0.2f;
+  EXPECT_NEAR(cal.probability(3.0f, 0.9, true, true), 0.2, 1e-6);
+  EXPECT_NEAR(cal.probability(3.0f, 0.9, true, false), 1.0 / (1.0 + std::exp(-3.0)), 1e-6);
+  EXPECT_NEAR(cal.probability(-3.0f, 0.9, true, true), 1.0 / (1.0 + std::exp(3.0)), 1e-6);  // already lower
+  const auto path = temp_path("flip-cap.valn");
+  auto w = saved_and_loaded(*v, cal, path);
+  EXPECT_EQ(SectionFile(path, "VALN", 10).version(), 10u);
+  ASSERT_TRUE(w->calibration());
+  EXPECT_FLOAT_EQ(w->calibration()->flip_cap, 0.2f);
+  EXPECT_FLOAT_EQ(calibration_json(cal)["flip_cap"].get<float>(), 0.2f);
+  cal.flip_cap = 1.0f;
+  EXPECT_FALSE(calibration_json(cal).contains("flip_cap"));
+  v->set_calibration(cal);
+  v->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 10).version(), 3u);
+  cal.flip_cap = 0.0f;
+  EXPECT_THROW(v->set_calibration(cal), ConfigError);
 }
 
 // Number words and negators travel in the file (version 5), so a loaded
