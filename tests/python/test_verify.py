@@ -30,6 +30,22 @@ def test_text_without_a_word_matches_nothing(use_lite):
     assert v[2].probability > 0.5
 
 
+def test_default_refuses_an_opposite_in_a_short_text(use_lite):
+    # Its network, trained on sentence pairs, accepted these; the calibration's flip cap refuses
+    # a pair that differs only by an opposite or a negator.
+    v = verity.Verifier("default")
+    cap = 0.01
+    for a, b in [("increase volume", "decrease volume"), ("cheap flights", "expensive flights"),
+                 ("hot", "cold"), ("is the store open", "is the store closed")]:
+        (r,) = v.verify(a, [b])
+        assert r.probability <= cap and r.verdict == "near-miss", (a, b, r)
+    # A rewording is no flip, and a negator with an opposite cancel out: the network decides.
+    (same,) = v.verify("cheap flights", ["low cost flights"])
+    assert same.verdict == "match"
+    (cancel,) = v.verify("is the store not open", ["is the store closed"])
+    assert cancel.probability > cap
+
+
 def test_threshold_keyword_gives_verdicts(use_lite):
     v = verity.verify(QUERY, TEXTS, verifier="f1", threshold=0.99)
     assert v[0].verdict == "match"
