@@ -215,6 +215,10 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, Lexi
 
 // Each line "form<TAB>piece piece ...": a form of two or more non-empty pieces
 // (a word kept whole is matched without one). Errors name the LEXS line.
+namespace {
+uint64_t spelled_key(uint32_t first, uint32_t second) { return (uint64_t(first) << 32) | second; }
+}  // namespace
+
 void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& keys) {
   const std::unordered_set<std::string> numbers(single_words_.numbers.begin(), single_words_.numbers.end());
   const std::string_view text = spelling_lines_;
@@ -246,7 +250,9 @@ void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& k
     Spelled spelled{uint32_t(spelled_rest_.size()), uint32_t(pieces.size() - 1),
                     key == keys.end() ? kNoWord : key->second, number ? number_identity(lower) : 0};
     for (size_t k = 1; k < pieces.size(); ++k) spelled_rest_.push_back(token_identity(pieces[k]));
-    spelled_[token_identity(pieces[0])].push_back(spelled);
+    const uint32_t first = token_identity(pieces[0]);
+    spelled_[spelled_key(first, token_identity(pieces[1]))].push_back(spelled);
+    spelled_firsts_.insert(first);
   }
   spelled_rest_.shrink_to_fit();
   for (auto& [first, list] : spelled_) {
@@ -277,13 +283,14 @@ LexiconSpellings Lexicon::spellings() const {
 
 std::vector<uint32_t> Lexicon::spelling_starts() const {
   std::vector<uint32_t> out;
-  out.reserve(spelled_.size());
-  for (const auto& [first, list] : spelled_) out.push_back(first);
+  out.reserve(spelled_firsts_.size());
+  for (uint32_t first : spelled_firsts_) out.push_back(first);
   return out;
 }
 
 Lexicon::SpelledRun Lexicon::spelled_at(std::span<const uint32_t> ids, size_t at) const {
-  const auto it = at < ids.size() ? spelled_.find(ids[at]) : spelled_.end();
+  if (at + 1 >= ids.size()) return {};  // every spelling has two or more pieces
+  const auto it = spelled_.find(spelled_key(ids[at], ids[at + 1]));
   if (it == spelled_.end()) return {};
   for (const auto& s : it->second) {
     const auto rest = spelled_rest_.begin() + ptrdiff_t(s.rest);

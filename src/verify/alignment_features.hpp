@@ -183,7 +183,7 @@ class Lexicon {
   const std::string& spelling_lines() const { return spelling_lines_; }
   bool has_spellings() const { return !spelling_lines_.empty(); }
   // Whether some spelling starts with this piece (one probe before the scan).
-  bool starts_spelling(uint32_t token) const { return spelled_.count(token) != 0; }
+  bool starts_spelling(uint32_t token) const { return spelled_firsts_.count(token) != 0; }
   std::vector<uint32_t> spelling_starts() const;
   // The longest spelling that ids[at..] starts with: its length in pieces,
   // its antonym word (kNoWord if it has none) and, for a number word, the
@@ -213,7 +213,10 @@ class Lexicon {
   std::vector<std::string> forms_;                                // key -> its form
   std::string spelling_lines_;                                    // LexiconSpellingLines
   std::vector<uint32_t> spelled_rest_;
-  std::unordered_map<uint32_t, std::vector<Spelled>> spelled_;  // first piece -> spellings, longest first
+  // (first piece, second piece) -> its spellings, longest first: tens of
+  // thousands of spellings share a few first pieces ("\u2581un", "\u2581dis").
+  std::unordered_map<uint64_t, std::vector<Spelled>> spelled_;
+  std::unordered_set<uint32_t> spelled_firsts_;
 };
 
 // What the idf table and the lexicon say about one token, merged into one
