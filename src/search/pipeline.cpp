@@ -231,6 +231,16 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
     check_count(m.bm25->num_docs(), "bm25");
   }
   bool need_encoder = m.needs_dense() || m.needs_stage2();
+  // The encoder's identity hashes its model files: computed once, for the
+  // index's record and a trained verifier's alike.
+  std::string identity;
+  auto encoder_identity = [&]() -> const std::string& {
+    if (identity.empty()) identity = encode::encoder_identity(*m.encoder);
+    return identity;
+  };
+  auto check_verifier = [&](const verify::Verifier& v) {
+    if (!v.encoder().empty()) verify::check_trained_encoder(v, encoder_identity(), m.encoder->spec());
+  };
   if (need_encoder) {
     std::string spec = m.opt.encoder;
     if (spec.empty()) {
@@ -242,7 +252,7 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
     m.encoder = encode::make_encoder(spec);
     // Vectors from another encoder of the same width would be searched without any error.
     if (auto built = m.manifest.specs.find("encoder_identity"); built != m.manifest.specs.end()) {
-      const auto given = encode::encoder_identity(*m.encoder);
+      const auto& given = encoder_identity();
       VERITY_CHECK(given == built->second, ConfigError, index_dir, ": the index was built with encoder ",
                    spec_for_report(m.manifest.specs["encoder"]), " (", built->second, "), but the encoder here is ",
                    spec_for_report(m.encoder->spec()), " (", given,
@@ -260,7 +270,7 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
       // The default verifier where it can read these maps; else F1, which reads any encoder's.
       try {
         m.verifier = verify::make_verifier("default");  // a missing file is a ConfigError too
-        check_verifier_encoder(*m.verifier, *m.encoder);
+        check_verifier(*m.verifier);
         m.opt.verifier = "default";
       } catch (const ConfigError& e) {
         log("verifier auto: F1, not the default verifier: ", e.what());
@@ -269,7 +279,7 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
       }
     } else {
       m.verifier = verify::make_verifier(m.opt.verifier);
-      check_verifier_encoder(*m.verifier, *m.encoder);
+      check_verifier(*m.verifier);
     }
     m.text_verifier.emplace(m.encoder, m.verifier, m.threshold(), m.opt.threads);
     m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));
