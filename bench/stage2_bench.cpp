@@ -2,10 +2,11 @@
 // --query-tokens token vectors of a random document) and --k random candidate
 // documents, time the parts of verification separately: decoding the stored
 // vectors, building the similarity maps, and scoring them with each verifier.
-// Prints one JSON object on stdout; timings are medians over --queries.
+// Verifiers that read token identities (F5) get the store's, as the pipeline
+// passes them. Prints one JSON object on stdout; timings are medians over --queries.
 //
 //   verity_bench_stage2 TOKENS.vtok [--k 100] [--queries 200] [--query-tokens 16]
-//                       [--threads 1] [--verifiers f1,f3,f4]
+//                       [--threads 1] [--verifiers f1,f3,f4,default]
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -102,11 +103,18 @@ int main(int argc, char** argv) {
     for (const auto& v : a.verifiers) verifiers[v] = make_for_speed(v);
     size_t candidate_tokens = 0;
     for (size_t qi = 0; qi < a.queries; ++qi) {
-      auto qdoc = store.get(pick(rng));
+      const uint64_t qid = pick(rng);
+      auto qdoc = store.get(qid);
       size_t nq = std::min(a.query_tokens, qdoc.size() / dim);
       qdoc.resize(nq * dim);
       std::vector<uint64_t> docs(a.k);
       for (auto& d : docs) d = pick(rng);
+      // Token identities, as the pipeline passes them, where the store has them:
+      // F5's lexicon lookups run only on known identities.
+      std::vector<verify::PairContext> context(docs.size());
+      if (store.has_ids())
+        for (size_t c = 0; c < docs.size(); ++c)
+          context[c].query_ids = store.ids(qid).first(nq), context[c].candidate_ids = store.ids(docs[c]);
 
       auto t0 = bench::Clock::now();
       std::vector<size_t> counts;
@@ -152,17 +160,17 @@ int main(int argc, char** argv) {
       for (auto& [name, v] : verifiers) {
         if (name == "f4" && qi % 10 != 0) continue;  // the slow one: every 10th query
         auto s0 = bench::Clock::now();
-        auto scores = v->score_batch(maps);
+        auto scores = v->uses_context() ? v->score_pairs(maps, context) : v->score_batch(maps);
         auto s1 = bench::Clock::now();
         t_score[name].push_back(ms(s0, s1));
         if (name == "f1") t_total_f1.push_back(ms(t0, s1));
         // F5's two parts: the per-token features (plain C++) and the network.
         if (const auto* f5 = dynamic_cast<const verify::AlignmentVerifier*>(v.get())) {
-          const verify::PairContext none;
           std::vector<verify::AlignmentFeatures> features;
           auto f0 = bench::Clock::now();
-          for (const auto& m : maps)
-            if (!m.empty()) features.push_back(verify::alignment_features(m, none, f5->impl().tokens, f5->lexicon()));
+          for (size_t c = 0; c < maps.size(); ++c)
+            if (!maps[c].empty())
+              features.push_back(verify::alignment_features(maps[c], context[c], f5->impl().tokens, f5->lexicon()));
           auto f1 = bench::Clock::now();
           t_f5_features[name].push_back(ms(f0, f1));
           const auto net = f5->impl().inference_net();
@@ -171,6 +179,7 @@ int main(int argc, char** argv) {
         }
       }
     }
+    out["identities"] = store.has_ids();
     out["mean_candidate_tokens"] = double(candidate_tokens) / double(a.queries * a.k);
     out["decode"] = summary(t_decode);
     out["maps"] = summary(t_maps);

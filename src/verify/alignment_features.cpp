@@ -1,6 +1,8 @@
 #include "verify/alignment_features.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -210,6 +212,17 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, Lexi
       if (ka != kb) pairs_.insert(pair_key(ka, kb));
     }
   }
+  std::vector<std::vector<uint32_t>> opposites(keys.size());
+  for (uint64_t pair : pairs_) {
+    const auto a = uint32_t(pair >> 32), b = uint32_t(pair);
+    opposites[a].push_back(b), opposites[b].push_back(a);
+  }
+  antonym_begin_.assign(1, 0);
+  for (auto& list : opposites) {
+    std::sort(list.begin(), list.end());
+    antonym_list_.insert(antonym_list_.end(), list.begin(), list.end());
+    antonym_begin_.push_back(uint32_t(antonym_list_.size()));
+  }
   index_spellings(keys);
 }
 
@@ -217,9 +230,31 @@ Lexicon::Lexicon(std::vector<std::pair<std::string, std::string>> antonyms, Lexi
 // (a word kept whole is matched without one). Errors name the LEXS line.
 namespace {
 uint64_t spelled_key(uint32_t first, uint32_t second) { return (uint64_t(first) << 32) | second; }
+uint64_t mix(uint64_t key) {  // splitmix64's finalizer: every bit of the key reaches every bit
+  key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ull;
+  key = (key ^ (key >> 27)) * 0x94d049bb133111ebull;
+  return key ^ (key >> 31);
+}
+// A run of pieces' hash, one piece at a time (a prefix's hash is a step of the whole's).
+constexpr uint64_t kPiecesSeed = 0x243f6a8885a308d3ull;
+uint64_t extend_hash(uint64_t h, uint32_t piece) { return mix(h ^ piece); }
+// Index bits of a table of 2^bits slots: the hash's top bits.
+size_t slot_of(uint64_t hash, size_t slots) { return size_t(hash >> (64 - std::countr_zero(slots))); }
+// A bit filter's bit: the hash's low bits, apart from the slot's.
+void set_bit(std::vector<uint64_t>& filter, uint64_t hash) {
+  const size_t bit = size_t(hash) & (filter.size() * 64 - 1);
+  filter[bit / 64] |= uint64_t(1) << (bit % 64);
+}
+bool has_bit(const std::vector<uint64_t>& filter, uint64_t hash) {
+  const size_t bit = size_t(hash) & (filter.size() * 64 - 1);
+  return (filter[bit / 64] >> (bit % 64) & 1) != 0;
+}
 }  // namespace
 
 void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& keys) {
+  spelled_pieces_.clear(), spelled_list_.clear(), spelled_slots_.clear(), prefix_slots_.clear(), prefix_filter_.clear(),
+      spelled_filter_.clear();
+  std::unordered_map<uint64_t, uint64_t> lengths;  // first two pieces -> PrefixSlot::lengths
   const std::unordered_set<std::string> numbers(single_words_.numbers.begin(), single_words_.numbers.end());
   const std::string_view text = spelling_lines_;
   size_t line = 0;
@@ -247,18 +282,46 @@ void Lexicon::index_spellings(const std::unordered_map<std::string, uint32_t>& k
     const auto key = keys.find(lower);
     const bool number = numbers.count(lower) != 0;
     if (key == keys.end() && !number) continue;
-    Spelled spelled{uint32_t(spelled_rest_.size()), uint32_t(pieces.size() - 1),
-                    key == keys.end() ? kNoWord : key->second, number ? number_identity(lower) : 0};
-    for (size_t k = 1; k < pieces.size(); ++k) spelled_rest_.push_back(token_identity(pieces[k]));
-    const uint32_t first = token_identity(pieces[0]);
-    spelled_[spelled_key(first, token_identity(pieces[1]))].push_back(spelled);
-    spelled_firsts_.insert(first);
+    VERITY_CHECK(pieces.size() <= kLongestSpelling, ConfigError, "f5 lexicon: LEXS line ", line, " spells '",
+                 row.substr(0, tab), "' in ", pieces.size(), " pieces (at most ", kLongestSpelling, ")");
+    const Spelled spelled{uint32_t(spelled_pieces_.size()), uint32_t(pieces.size()),
+                          key == keys.end() ? kNoWord : key->second, number ? number_identity(lower) : 0};
+    for (const auto& piece : pieces) spelled_pieces_.push_back(token_identity(piece));
+    spelled_list_.push_back(spelled);
+    lengths[spelled_key(spelled_pieces_[spelled.begin], spelled_pieces_[spelled.begin + 1])] |= uint64_t(1) << pieces.size();
+    spelled_firsts_.insert(spelled_pieces_[spelled.begin]);
   }
-  spelled_rest_.shrink_to_fit();
-  for (auto& [first, list] : spelled_) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const Spelled& x, const Spelled& y) { return x.rest_length > y.rest_length; });
-    list.shrink_to_fit();
+  spelled_pieces_.shrink_to_fit();
+  if (spelled_list_.empty()) return;
+  auto table_size = [](size_t entries) {
+    size_t size = 16;
+    while (size < 2 * entries) size *= 2;  // load factor <= 1/2
+    return size;
+  };
+  spelled_slots_.assign(table_size(spelled_list_.size()), SpelledSlot{});
+  spelled_filter_.assign((size_t(1) << kSpelledFilterBits) / 64, 0);
+  // find_spelled reads spelled_list_: it grows with the slots, each spelling once.
+  const std::vector<Spelled> all = std::move(spelled_list_);
+  spelled_list_.clear();
+  for (const Spelled& s : all) {
+    const auto run = std::span(spelled_pieces_).subspan(s.begin, s.length);
+    uint64_t h = kPiecesSeed;
+    for (uint32_t piece : run) h = extend_hash(h, piece);
+    if (find_spelled(run, h) != nullptr) continue;  // spelled the same as a line before it: the first wins
+    spelled_list_.push_back(s);
+    size_t i = slot_of(h, spelled_slots_.size());
+    while (spelled_slots_[i].index != 0) i = (i + 1) & (spelled_slots_.size() - 1);
+    spelled_slots_[i] = {h, uint32_t(spelled_list_.size())};
+    set_bit(spelled_filter_, h);
+  }
+  prefix_slots_.assign(table_size(lengths.size()), PrefixSlot{});
+  prefix_filter_.assign((size_t(1) << kSpelledFilterBits) / 64, 0);
+  for (const auto& [prefix, mask] : lengths) {
+    const uint64_t h = mix(prefix);
+    size_t i = slot_of(h, prefix_slots_.size());
+    while (prefix_slots_[i].lengths != 0) i = (i + 1) & (prefix_slots_.size() - 1);
+    prefix_slots_[i] = {prefix, mask};
+    set_bit(prefix_filter_, h);
   }
 }
 
@@ -288,15 +351,39 @@ std::vector<uint32_t> Lexicon::spelling_starts() const {
   return out;
 }
 
+uint64_t Lexicon::spelled_lengths(uint32_t first, uint32_t second) const {
+  if (prefix_slots_.empty()) return 0;
+  const uint64_t key = spelled_key(first, second), h = mix(key);
+  if (!has_bit(prefix_filter_, h)) return 0;
+  for (size_t i = slot_of(h, prefix_slots_.size()); prefix_slots_[i].lengths != 0; i = (i + 1) & (prefix_slots_.size() - 1))
+    if (prefix_slots_[i].key == key) return prefix_slots_[i].lengths;
+  return 0;
+}
+
+const Lexicon::Spelled* Lexicon::find_spelled(std::span<const uint32_t> pieces, uint64_t hash) const {
+  if (spelled_slots_.empty() || !has_bit(spelled_filter_, hash)) return nullptr;
+  for (size_t i = slot_of(hash, spelled_slots_.size()); spelled_slots_[i].index != 0; i = (i + 1) & (spelled_slots_.size() - 1)) {
+    if (spelled_slots_[i].hash != hash) continue;
+    const Spelled& s = spelled_list_[spelled_slots_[i].index - 1];
+    if (std::ranges::equal(std::span(spelled_pieces_).subspan(s.begin, s.length), pieces)) return &s;
+  }
+  return nullptr;
+}
+
 Lexicon::SpelledRun Lexicon::spelled_at(std::span<const uint32_t> ids, size_t at) const {
   if (at + 1 >= ids.size()) return {};  // every spelling has two or more pieces
-  const auto it = spelled_.find(spelled_key(ids[at], ids[at + 1]));
-  if (it == spelled_.end()) return {};
-  for (const auto& s : it->second) {
-    const auto rest = spelled_rest_.begin() + ptrdiff_t(s.rest);
-    if (at + 1 + s.rest_length <= ids.size() && std::equal(rest, rest + s.rest_length, ids.begin() + ptrdiff_t(at + 1)))
-      return {1 + size_t(s.rest_length), s.word, s.number};
-  }
+  uint64_t lengths = spelled_lengths(ids[at], ids[at + 1]);
+  const size_t room = std::min(ids.size() - at, kLongestSpelling);
+  lengths &= (uint64_t(2) << room) - 1;  // no longer than what is left of the text
+  if (lengths == 0) return {};
+  // The hashes of ids[at, at + L) for every L up to the longest to try, then longest first.
+  const auto longest = size_t(63 - std::countl_zero(lengths));
+  std::array<uint64_t, kLongestSpelling + 1> hashes{};
+  uint64_t h = kPiecesSeed;
+  for (size_t length = 1; length <= longest; ++length) hashes[length] = h = extend_hash(h, ids[at + length - 1]);
+  for (size_t length = longest; length >= 2; --length)
+    if ((lengths >> length & 1) != 0)
+      if (const Spelled* s = find_spelled(ids.subspan(at, length), hashes[length])) return {length, s->word, s->number};
   return {};
 }
 
@@ -313,6 +400,11 @@ uint32_t Lexicon::word_of(uint32_t token) const {
 
 bool Lexicon::antonym_words(uint32_t word_a, uint32_t word_b) const {
   return word_a != kNoWord && word_b != kNoWord && word_a != word_b && pairs_.count(pair_key(word_a, word_b)) != 0;
+}
+
+std::span<const uint32_t> Lexicon::antonyms_of(uint32_t word) const {
+  if (word == kNoWord || size_t(word) + 1 >= antonym_begin_.size()) return {};
+  return std::span(antonym_list_).subspan(antonym_begin_[word], antonym_begin_[word + 1] - antonym_begin_[word]);
 }
 
 bool Lexicon::is_digits(uint32_t token) { return digit_pieces().count(token) != 0; }
@@ -513,6 +605,15 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     if (y_info[j].number) y_numbers.push_back(y_info[j].number_identity);
   }
   std::sort(y_numbers.begin(), y_numbers.end());
+  // Every word that is an antonym of one of Y's: X's words are checked against
+  // this small sorted set first, and only a hit is looked for among Y's words.
+  std::vector<uint32_t> y_opposites;
+  for (size_t j : y_words) {
+    const auto list = lexicon.antonyms_of(y_info[j].word);
+    y_opposites.insert(y_opposites.end(), list.begin(), list.end());
+  }
+  std::sort(y_opposites.begin(), y_opposites.end());
+  y_opposites.erase(std::unique(y_opposites.begin(), y_opposites.end()), y_opposites.end());
   std::vector<long> target(n, 0);
   std::vector<uint8_t> exact_at_target(n, 0);
   DirectionSummary s;
@@ -540,7 +641,8 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     if (known && x_info[i].number &&
         !std::binary_search(y_numbers.begin(), y_numbers.end(), x_info[i].number_identity))
       f[13] = 1.0f, ++s.unmatched_numbers;
-    if (known && x_info[i].word != Lexicon::kNoWord)
+    if (known && x_info[i].word != Lexicon::kNoWord &&
+        std::binary_search(y_opposites.begin(), y_opposites.end(), x_info[i].word))
       for (size_t j : y_words)
         if (lexicon.antonym_words(x_info[i].word, y_info[j].word)) {
           f[14] = 1.0f;

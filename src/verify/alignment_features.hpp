@@ -156,6 +156,8 @@ class Lexicon {
   static constexpr uint32_t kNoWord = 0xffffffffu;
   uint32_t word_of(uint32_t token) const;
   bool antonym_words(uint32_t word_a, uint32_t word_b) const;
+  // The words that are antonyms of `word`, ascending (empty for kNoWord).
+  std::span<const uint32_t> antonyms_of(uint32_t word) const;
   // A piece of 1-4 digits, bare or with a word-start or continuation marker.
   static bool is_digits(uint32_t token);
   // A digit piece or a piece form of a number word.
@@ -200,23 +202,45 @@ class Lexicon {
 
  private:
   struct Spelled {
-    uint32_t rest, rest_length;  // the pieces after the first: spelled_rest_[rest, rest + rest_length)
-    uint32_t word, number;       // as in SpelledRun
+    uint32_t begin, length;  // its pieces: spelled_pieces_[begin, begin + length)
+    uint32_t word, number;   // as in SpelledRun
   };
   std::vector<std::pair<std::string, std::string>> words_;
   std::unordered_map<uint32_t, uint32_t> form_key_;  // piece identity -> its inflected word's key
   std::unordered_set<uint64_t> pairs_;               // (min key << 32) | max key
   LexiconWords single_words_;
   std::unordered_set<uint32_t> number_pieces_, negator_pieces_, clitic_pieces_;
-  // spelled_ and spelled_rest_ from spelling_lines_; keys: inflected form -> key.
+  // The spelled_ tables from spelling_lines_; keys: inflected form -> key.
   void index_spellings(const std::unordered_map<std::string, uint32_t>& keys);
   std::vector<std::string> forms_;                                // key -> its form
   std::string spelling_lines_;                                    // LexiconSpellingLines
-  std::vector<uint32_t> spelled_rest_;
-  // (first piece, second piece) -> its spellings, longest first: tens of
-  // thousands of spellings share a few first pieces ("\u2581un", "\u2581dis").
-  std::unordered_map<uint64_t, std::vector<Spelled>> spelled_;
+  // Spellings are found by a hash of all their pieces, in one flat
+  // open-addressing table. Before it, a bit filter of their first two pieces
+  // turns away most positions of a text, a table of those two pieces says
+  // which lengths to try (tens of thousands of spellings share a few first
+  // pieces: "\u2581un", "\u2581dis"), and a bit filter of whole spellings turns
+  // away most of those tries. The filters are small enough to stay in cache;
+  // each try they save would cost a miss in a table of megabytes.
+  static constexpr unsigned kSpelledFilterBits = 20;
+  static constexpr size_t kLongestSpelling = 63;  // pieces; lengths are bits of a uint64_t
+  struct SpelledSlot {
+    uint64_t hash = 0;
+    uint32_t index = 0;  // spelled_list_[index - 1]; 0 = an empty slot
+  };
+  struct PrefixSlot {
+    uint64_t key = 0;
+    uint64_t lengths = 0;  // bit L: a spelling of L pieces starts with these two; 0 = an empty slot
+  };
+  const Spelled* find_spelled(std::span<const uint32_t> pieces, uint64_t hash) const;
+  uint64_t spelled_lengths(uint32_t first, uint32_t second) const;
+  std::vector<uint32_t> spelled_pieces_;
+  std::vector<Spelled> spelled_list_;
+  std::vector<SpelledSlot> spelled_slots_;
+  std::vector<PrefixSlot> prefix_slots_;
+  std::vector<uint64_t> prefix_filter_, spelled_filter_;
   std::unordered_set<uint32_t> spelled_firsts_;
+  // Antonyms per word key, as runs of antonym_list_: antonym_begin_[w] to antonym_begin_[w + 1].
+  std::vector<uint32_t> antonym_begin_, antonym_list_;
 };
 
 // What the idf table and the lexicon say about one token, merged into one

@@ -125,6 +125,13 @@ TEST(Lexicon, AntonymsThroughPieceFormsAndInflections) {
   EXPECT_FALSE(lex.antonyms(token_identity("\u2581open"), token_identity("\u2581shut")));
   EXPECT_TRUE(lex.has_antonyms(token_identity("\u2581open")));
   EXPECT_FALSE(lex.has_antonyms(token_identity("\u2581port")));
+  // Each word's antonyms, ascending, as the features read them.
+  const uint32_t open = lex.word_of(token_identity("\u2581open")), closed = lex.word_of(token_identity("closed"));
+  EXPECT_EQ(std::vector<uint32_t>(lex.antonyms_of(open).begin(), lex.antonyms_of(open).end()),
+            std::vector<uint32_t>{closed});
+  EXPECT_EQ(lex.antonyms_of(lex.word_of(token_identity("increasing"))).size(), 1u);
+  EXPECT_TRUE(lex.antonyms_of(Lexicon::kNoWord).empty());
+  EXPECT_TRUE(Lexicon().antonyms_of(0).empty());
   EXPECT_TRUE(Lexicon::is_digits(token_identity("\u25816")));
   EXPECT_TRUE(Lexicon::is_digits(token_identity("379")));
   EXPECT_TRUE(Lexicon::is_digits(token_identity("##07")));
@@ -1066,6 +1073,38 @@ TEST(Lexicon, SpelledFormsAreSeenAcrossTheirPieces) {
   EXPECT_FLOAT_EQ(seen.pair[18], 0.5f);
   const auto unseen = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), plain);
   EXPECT_FLOAT_EQ(unseen.pair[18], 0.0f);
+}
+
+// Thousands of spellings, many sharing their first two pieces: each is found
+// at its own length, and a run no spelling starts with is not.
+TEST(Lexicon, EverySpellingIsFoundAmongThousands) {
+  Words pairs;
+  LexiconSpellings spellings;
+  auto first = [](int k) { return "\u2581w" + std::to_string(k % 50); };
+  for (int k = 0; k < 3000; ++k) {
+    const std::string w = "w" + std::to_string(k), v = "v" + std::to_string(k);
+    pairs.emplace_back(w, "anti" + w);
+    // "w<k>" spelled "▁w<k % 50> x <k>": 50 first pieces, each shared by 60 spellings;
+    // every third k also "v<k>", spelled one piece longer: "▁w<k % 50> x <k> z".
+    spellings.push_back({w, {first(k), "x", std::to_string(k)}});
+    if (k % 3 == 0) pairs.emplace_back(v, "anti" + v), spellings.push_back({v, {first(k), "x", std::to_string(k), "z"}});
+  }
+  const Lexicon lex(pairs, {}, spellings);
+  auto opposite = [&](int k, const char* letter) {
+    return lex.word_of(token_identity("anti" + std::string(letter) + std::to_string(k)));
+  };
+  for (int k = 0; k < 3000; ++k) {
+    const auto ids = piece_ids({first(k), "x", std::to_string(k), "\u2581tail"});
+    const auto run = lex.spelled_at(ids, 0);
+    ASSERT_EQ(run.length, 3u) << k;
+    EXPECT_TRUE(lex.antonym_words(run.word, opposite(k, "w"))) << k;
+    EXPECT_EQ(lex.spelled_at(ids, 1).length, 0u);
+    const auto longer = lex.spelled_at(piece_ids({first(k), "x", std::to_string(k), "z"}), 0);
+    ASSERT_EQ(longer.length, k % 3 == 0 ? 4u : 3u) << k;  // the longest spelling that matches
+    EXPECT_TRUE(lex.antonym_words(longer.word, opposite(k, k % 3 == 0 ? "v" : "w"))) << k;
+  }
+  EXPECT_EQ(lex.spelled_at(piece_ids({"\u2581w1", "y", "1"}), 0).length, 0u);
+  EXPECT_EQ(lex.spelled_at(piece_ids({"\u2581w1", "x", "2"}), 0).length, 0u);  // another spelling's rest
 }
 
 // A number word the tokenizer splits ("sixty" as "▁six ty") is that number:
