@@ -595,6 +595,7 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   out.tokens.assign(n * kTokenFeatures, 0.0f);
   out.ids.assign(n, 0);
   out.flipped.assign(n, 0);
+  out.negators.assign(n, 0);
   std::vector<uint32_t> x_sorted;  // sorted when an antonym first needs it
   std::vector<uint32_t> y_sorted(y_ids.begin(), y_ids.end());
   std::sort(y_sorted.begin(), y_sorted.end());
@@ -653,6 +654,7 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
             break;
           }
         }
+    out.negators[i] = known && x_info[i].negator;
     if (known && x_more_negators && !exact && x_info[i].negator)
       f[14] = 1.0f, out.flipped[i] = DirectionFeatures::kFlippedNegator;
     s.polarity_flips += f[14] != 0.0f;
@@ -879,26 +881,37 @@ bool identity_signal(const AlignmentFeatures& f) {
 }
 
 bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
-  if (f.pair.size() != kPairFeatures || f.pair[18] <= 0) return false;
-  // An opposite pair flags a token on each side, a negator only its own.
-  size_t antonyms[2] = {0, 0}, negators = 0;
+  if (f.pair.size() != kPairFeatures) return false;
+  const DirectionFeatures* sides[2] = {&f.forward, &f.backward};
+  size_t negators[2] = {0, 0};
   for (int side = 0; side < 2; ++side) {
-    const auto& d = side == 0 ? f.forward : f.backward;
+    const auto& d = *sides[side];
     if (d.tokens.size() != d.length * kTokenFeatures || d.flipped.size() != d.length) return false;
+    if (d.negators.size() == d.length) negators[side] = size_t(std::count(d.negators.begin(), d.negators.end(), 1));
+  }
+  const size_t extra_negators = std::max(negators[0], negators[1]) - std::min(negators[0], negators[1]);
+  if (f.pair[18] <= 0 && extra_negators == 0) return false;
+  // An opposite pair flags a token on each side.
+  size_t antonyms[2] = {0, 0};
+  for (int side = 0; side < 2; ++side) {
+    const auto& d = *sides[side];
+    // The text with more negators: its negators may all be matched ("not ... not" against
+    // "not"), each to the other's, so they are counted, not placed.
+    const bool more_negators = negators[side] > negators[1 - side];
     float last_aligned = -1.0f;
     for (size_t t = 0; t < d.length; ++t) {
       const float* x = d.tokens.data() + t * kTokenFeatures;
       const bool exact = x[2] >= 0.5f, common = x[3] < common_idf;
-      if (exact) {  // the same words in another order: a converse ("A below B" / "B above A"), not a flip
+      const bool counted = more_negators && d.negators[t] != 0;
+      if (exact && !counted) {  // the same words in another order: a converse ("A below B" / "B above A"), not a flip
         if (x[5] < last_aligned - 1e-6f) return false;
         last_aligned = x[5];
       }
       antonyms[side] += d.flipped[t] == DirectionFeatures::kFlippedAntonym;
-      negators += d.flipped[t] == DirectionFeatures::kFlippedNegator;
-      if (!exact && !d.flipped[t] && !common) return false;
+      if (!exact && !d.flipped[t] && !common && !counted) return false;
     }
   }
-  return (std::max(antonyms[0], antonyms[1]) + negators) % 2 == 1;
+  return (std::max(antonyms[0], antonyms[1]) + extra_negators) % 2 == 1;
 }
 
 }  // namespace verity::verify

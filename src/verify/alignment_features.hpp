@@ -287,6 +287,9 @@ struct DirectionFeatures {
   // "advantages and disadvantages"); else 0.
   static constexpr uint8_t kFlippedAntonym = 1, kFlippedNegator = 2;
   std::vector<uint8_t> flipped;
+  // Per token (not a network input): 1 for a negator, matched or not
+  // (TokenTable::Info::negator, a clitic after its apostrophe included).
+  std::vector<uint8_t> negators;
 };
 
 struct AlignmentFeatures {
@@ -342,7 +345,10 @@ bool identity_signal(const AlignmentFeatures& features);
 // unmatched antonym facing its unmatched partner, or the extra negator), or
 // has a normalized idf under `common_idf` (stop words, punctuation); the
 // exactly matched tokens keep their order ("A is below B" / "B is above A"
-// is a converse, the same relation); and the flips are odd in number, an opposite pair counting once: "is it open" /
+// is a converse, the same relation), the negators of the text that holds more
+// of them aside; and the flips are odd in number, an opposite pair counting
+// once and the negators by how many more one text holds: "I did not say it
+// was not true" / "I did not say it was true" is a flip. "is it open" /
 // "is it closed" and "is it open" / "is it not open" are flips, "is it not
 // open" / "is it closed" (two flips) is not. "increase volume" / "decrease volume" is one;
 // sentences that differ elsewhere too are not: there an antonym across the

@@ -227,6 +227,15 @@ TEST(AlignmentFeatures, MinimalFlipIsAnOppositeWithNothingElseChanged) {
   // A stop word more is no change; with no stop words allowed, it is.
   EXPECT_TRUE(flip({"\u2581the", "\u2581store", "\u2581is", "\u2581open"}, {"\u2581store", "\u2581is", "\u2581closed"}, stop));
   EXPECT_FALSE(flip({"\u2581the", "\u2581store", "\u2581is", "\u2581open"}, {"\u2581store", "\u2581is", "\u2581closed"}, 0.0f));
+  // Negators are counted: one more is a flip though it is matched ("not ... not" against
+  // "not"), two more are not, and a negator more with an opposite cancel.
+  const std::string no = "\u2581not";
+  EXPECT_TRUE(flip({no, "\u2581it", "\u2581is", no, "\u2581open"}, {no, "\u2581it", "\u2581is", "\u2581open"}, stop));
+  EXPECT_TRUE(flip({no, "\u2581it", "\u2581is", "\u2581open"}, {no, "\u2581it", "\u2581is", no, "\u2581open"}, stop));
+  EXPECT_FALSE(flip({no, "\u2581it", "\u2581is", no, "\u2581open"}, {"\u2581it", "\u2581is", "\u2581open"}, stop));
+  EXPECT_FALSE(flip({no, "\u2581it", "\u2581is", no, "\u2581open"}, {no, "\u2581it", "\u2581is", "\u2581closed"}, stop));
+  // The same negators, one moved: no flip (its meaning may change, but the network reads that).
+  EXPECT_FALSE(flip({no, "\u2581it", "\u2581is", "\u2581open"}, {"\u2581it", "\u2581is", no, "\u2581open"}, stop));
   EXPECT_FALSE(minimal_flip(AlignmentFeatures{}));
 }
 
