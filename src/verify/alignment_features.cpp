@@ -883,13 +883,17 @@ bool identity_signal(const AlignmentFeatures& f) {
 bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
   if (f.pair.size() != kPairFeatures) return false;
   const DirectionFeatures* sides[2] = {&f.forward, &f.backward};
-  size_t negators[2] = {0, 0};
+  // Features without per-token negators (built by hand) count the flagged extra negators instead.
+  const bool counts_known = f.forward.negators.size() == f.forward.length && f.backward.negators.size() == f.backward.length;
+  size_t negators[2] = {0, 0}, flagged_negators = 0;
   for (int side = 0; side < 2; ++side) {
     const auto& d = *sides[side];
     if (d.tokens.size() != d.length * kTokenFeatures || d.flipped.size() != d.length) return false;
-    if (d.negators.size() == d.length) negators[side] = size_t(std::count(d.negators.begin(), d.negators.end(), 1));
+    if (counts_known) negators[side] = size_t(std::count(d.negators.begin(), d.negators.end(), 1));
+    flagged_negators += size_t(std::count(d.flipped.begin(), d.flipped.end(), DirectionFeatures::kFlippedNegator));
   }
-  const size_t extra_negators = std::max(negators[0], negators[1]) - std::min(negators[0], negators[1]);
+  const size_t extra_negators =
+      counts_known ? std::max(negators[0], negators[1]) - std::min(negators[0], negators[1]) : flagged_negators;
   if (f.pair[18] <= 0 && extra_negators == 0) return false;
   // An opposite pair flags a token on each side.
   size_t antonyms[2] = {0, 0};

@@ -236,6 +236,13 @@ TEST(AlignmentFeatures, MinimalFlipIsAnOppositeWithNothingElseChanged) {
   EXPECT_FALSE(flip({no, "\u2581it", "\u2581is", no, "\u2581open"}, {no, "\u2581it", "\u2581is", "\u2581closed"}, stop));
   // The same negators, one moved: no flip (its meaning may change, but the network reads that).
   EXPECT_FALSE(flip({no, "\u2581it", "\u2581is", "\u2581open"}, {"\u2581it", "\u2581is", no, "\u2581open"}, stop));
+  {  // Features without per-token negators count the flagged extra negator.
+    auto map = SimilarityMap::compute(one_hot({0, 1, 2}, 4), one_hot({0, 1, 3, 2}, 4), 4);
+    auto ia = piece_ids({"\u2581is", "\u2581it", "\u2581open"}), ib = piece_ids({"\u2581is", "\u2581it", no, "\u2581open"});
+    auto features = alignment_features(map, PairContext{ia, ib, 0.9f}, idf, lex);
+    features.forward.negators.clear(), features.backward.negators.clear();
+    EXPECT_TRUE(minimal_flip(features));
+  }
   EXPECT_FALSE(minimal_flip(AlignmentFeatures{}));
 }
 
