@@ -54,9 +54,12 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 }  // namespace
 
-void check_verifier_encoder(const verify::Verifier& verifier, const encode::Encoder& encoder) {
+void check_verifier_encoder(const verify::Verifier& verifier, const encode::Encoder& encoder, std::string* identity) {
   if (verifier.encoder().empty()) return;  // skips hashing the encoder's weights
-  verify::check_trained_encoder(verifier, encode::encoder_identity(encoder), encoder.spec());
+  std::string own;
+  std::string& known = identity ? *identity : own;
+  if (known.empty()) known = encode::encoder_identity(encoder);
+  verify::check_trained_encoder(verifier, known, encoder.spec());
 }
 
 void validate(const PipelineOptions& o) {
@@ -234,13 +237,6 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
   // The encoder's identity hashes its model files: computed once, for the
   // index's record and a trained verifier's alike.
   std::string identity;
-  auto encoder_identity = [&]() -> const std::string& {
-    if (identity.empty()) identity = encode::encoder_identity(*m.encoder);
-    return identity;
-  };
-  auto check_verifier = [&](const verify::Verifier& v) {
-    if (!v.encoder().empty()) verify::check_trained_encoder(v, encoder_identity(), m.encoder->spec());
-  };
   if (need_encoder) {
     std::string spec = m.opt.encoder;
     if (spec.empty()) {
@@ -252,7 +248,8 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
     m.encoder = encode::make_encoder(spec);
     // Vectors from another encoder of the same width would be searched without any error.
     if (auto built = m.manifest.specs.find("encoder_identity"); built != m.manifest.specs.end()) {
-      const auto& given = encoder_identity();
+      identity = encode::encoder_identity(*m.encoder);
+      const auto& given = identity;
       VERITY_CHECK(given == built->second, ConfigError, index_dir, ": the index was built with encoder ",
                    spec_for_report(m.manifest.specs["encoder"]), " (", built->second, "), but the encoder here is ",
                    spec_for_report(m.encoder->spec()), " (", given,
@@ -270,7 +267,7 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
       // The default verifier where it can read these maps; else F1, which reads any encoder's.
       try {
         m.verifier = verify::make_verifier("default");  // a missing file is a ConfigError too
-        check_verifier(*m.verifier);
+        check_verifier_encoder(*m.verifier, *m.encoder, &identity);
         m.opt.verifier = "default";
       } catch (const ConfigError& e) {
         log("verifier auto: F1, not the default verifier: ", e.what());
@@ -279,7 +276,7 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
       }
     } else {
       m.verifier = verify::make_verifier(m.opt.verifier);
-      check_verifier(*m.verifier);
+      check_verifier_encoder(*m.verifier, *m.encoder, &identity);
     }
     m.text_verifier.emplace(m.encoder, m.verifier, m.threshold(), m.opt.threads);
     m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));

@@ -98,8 +98,11 @@ class Pipeline {
 };
 
 // ConfigError naming both encoders when `verifier` records being trained on
-// maps of another encoder than `encoder`.
-void check_verifier_encoder(const verify::Verifier& verifier, const encode::Encoder& encoder);
+// maps of another encoder than `encoder`. The encoder's identity hashes its
+// model files: a caller that needs it too passes `identity`, filled here on
+// first use (empty = not yet computed).
+void check_verifier_encoder(const verify::Verifier& verifier, const encode::Encoder& encoder,
+                            std::string* identity = nullptr);
 
 // Validates option values; throws ConfigError listing the valid ones.
 void validate(const PipelineOptions& options);
