@@ -83,9 +83,9 @@ void run_serve(ServeArgs& a, const CLI::App* cmd) {
     to_cache("--encoder-threads", "--cache-encoder-threads", a.encoder_threads, a.server.cache.encoder_threads);
     auto given = given_flags(cmd, {"--stage1", "--fusion", "--rrf-k", "--dense-weight", "--candidates", "--combine",
                                    "--verifier-weight", "--penalty-beta", "--penalty-tau", "--reject-below",
-                                   "--max-k", "--max-candidates"});
+                                   "--max-k"});
     if (!given.empty())
-      throw ConfigError(flags_refused(given, "/search and /verify over --index",
+      throw ConfigError(flags_refused(given, "/search over --index",
                                       "serve --help; the cache takes --cache-candidates, --cache-encoder-threads, ..."));
     a.pipeline.options = {};  // no pipeline: its "auto" defaults never open
   }

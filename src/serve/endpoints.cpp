@@ -6,10 +6,12 @@
 
 #include "cache/cache.hpp"
 #include "core/log.hpp"
+#include "encode/registry.hpp"
 #include "index/doc_store.hpp"
 #include "index/index_dir.hpp"
 #include "serve/cache_handlers.hpp"
 #include "serve/detail/request_json.hpp"
+#include "verify/verifier.hpp"
 
 namespace verity::serve {
 namespace {
@@ -73,17 +75,60 @@ struct Endpoints::Impl {
 
   std::pair<std::string, std::string> choose(const json& body) {
     std::string stage1 = string_field(body, "stage1", &opt.pipeline.stage1);
-    std::string verifier = string_field(body, "verifier", &opt.pipeline.verifier);
-    if (!is_builtin_verifier(verifier) && verifier != opt.pipeline.verifier)
+    return {stage1, requested_verifier(body, opt.pipeline.verifier)};
+  }
+
+  // The request's "verifier", else the server's; a learned one only if it is the server's own.
+  static std::string requested_verifier(const json& body, const std::string& server_verifier) {
+    std::string verifier = string_field(body, "verifier", &server_verifier);
+    if (!is_builtin_verifier(verifier) && verifier != server_verifier)
       throw HttpError(kBadRequest,
                       cat("verifier '", verifier, "' is not available: requests may choose none, f0, f1, f2",
-                          is_builtin_verifier(opt.pipeline.verifier) ? "" : " or '" + opt.pipeline.verifier + "'",
+                          is_builtin_verifier(server_verifier) ? "" : " or '" + server_verifier + "'",
                           " (learned verifiers are loaded by the server: --verifier)"));
-    return {stage1, verifier};
+    return verifier;
+  }
+
+  // /verify needs texts encoded, not the index: where the index has no token vectors,
+  // or there is no index, it runs on an encoder and verifiers of its own, opened on
+  // first use (the encoder once, shared by every verifier a request names).
+  bool index_verifies = false;  // the index has token vectors: /verify goes through its pipeline
+  std::string text_encoder_spec, text_verifier_default;
+  std::mutex text_lock;
+  std::shared_ptr<const encode::Encoder> text_encoder;
+  std::string text_encoder_identity;  // computed on first use, for trained verifiers' checks
+  std::map<std::string, std::shared_ptr<const search::TextVerifier>> text_verifiers;
+
+  std::shared_ptr<const search::TextVerifier> text_verifier(const std::string& name) {
+    std::lock_guard lock(text_lock);
+    auto& slot = text_verifiers[name];
+    if (slot) return slot;
+    if (!text_encoder) text_encoder = encode::make_encoder(text_encoder_spec);
+    auto open = [&](const std::string& spec) {
+      std::shared_ptr<const verify::Verifier> v = verify::make_verifier(spec);
+      search::check_verifier_encoder(*v, *text_encoder, &text_encoder_identity);
+      return v;
+    };
+    std::shared_ptr<const verify::Verifier> v;
+    if (name == "auto") {
+      // As a pipeline's "auto": the default verifier where it reads this encoder's maps, else F1.
+      try {
+        v = open("default");
+      } catch (const ConfigError& e) {
+        log("serve: /verify auto: F1, not the default verifier: ", e.what());
+        v = open("f1");
+      }
+    } else {
+      v = open(name);
+    }
+    auto threshold = search::verdict_threshold(opt.pipeline.reject_below, *v);
+    slot = std::make_shared<const search::TextVerifier>(text_encoder, std::move(v), threshold, opt.pipeline.threads);
+    log("serve: /verify opened ", slot->describe());
+    return slot;
   }
 
 
-  // /search and /verify of a server without an index.
+  // /search of a server without an index.
   void need_index(const char* endpoint) const {
     if (dir.empty())
       throw HttpError(kNotFound, cat("no such endpoint: POST ", endpoint, " (this server has no index: --index)"));
@@ -136,7 +181,6 @@ struct Endpoints::Impl {
   }
 
   json verify(const json& body) {
-    need_index("/verify");
     check_fields(body, {"query", "candidates", "verifier"});
     std::string query = text_field(body, "query", opt.max_query_chars);
     auto it = body.find("candidates");
@@ -154,23 +198,32 @@ struct Endpoints::Impl {
         throw HttpError(kBadRequest, cat("candidates[", i, "] must be a string, got ", c.type_name()));
       candidates.push_back(c.get<std::string>());
     }
-    std::string verifier = choose(body).second;
+    std::string verifier = requested_verifier(body, index_verifies ? opt.pipeline.verifier : text_verifier_default);
     if (verifier == "none")
       throw HttpError(kBadRequest,
                       "verification needs a verifier: pass \"verifier\" (f0, f1, f2, or the server's own "
                       "--verifier) or start the server with --verifier");
     auto start = Clock::now();
-    auto p = pipeline(opt.pipeline.stage1, verifier);
+    std::vector<search::Verification> verified;
+    std::string described;
+    if (index_verifies) {
+      auto p = pipeline(opt.pipeline.stage1, verifier);
+      if (!candidates.empty()) verified = p->verify(query, candidates);
+      described = p->describe();
+    } else {
+      auto tv = text_verifier(verifier);
+      if (!candidates.empty()) verified = tv->verify(query, candidates);
+      described = tv->describe();
+    }
     json results = json::array();
-    if (!candidates.empty())
-      for (const auto& v : p->verify(query, candidates)) {
-        json j = {{"score", v.score}};
-        if (!v.verdict.empty()) j["verdict"] = v.verdict;
-        results.push_back(std::move(j));
-      }
+    for (const auto& v : verified) {
+      json j = {{"score", v.score}};
+      if (!v.verdict.empty()) j["verdict"] = v.verdict;
+      results.push_back(std::move(j));
+    }
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     return {{"query", query},
-            {"pipeline", p->describe()},
+            {"pipeline", described},
             {"results", std::move(results)},
             {"latency_ms", {{"total", ms}}}};
   }
@@ -197,6 +250,7 @@ Endpoints::Endpoints(std::string index_dir, ServerOptions options) : impl_(std::
   auto& m = *impl_;
   m.dir = std::move(index_dir);
   m.opt = std::move(options);
+  std::string asked_verifier = m.opt.pipeline.verifier;  // before "auto" resolves to what the index allows
   VERITY_CHECK(!m.dir.empty() || !m.opt.cache_db.empty(), ConfigError,
                "the server needs an index (--index) or a cache database (--cache)");
   if (!m.dir.empty()) {
@@ -219,6 +273,23 @@ Endpoints::Endpoints(std::string index_dir, ServerOptions options) : impl_(std::
     o.max_prompt_chars = m.opt.max_query_chars;
     m.cache = std::make_unique<cache::Cache>(m.opt.cache_db, o);
   }
+  // /verify: through the index where it holds token vectors; else on the encoder the
+  // server names (--encoder), the index records, or the cache uses, and the verifier
+  // asked for (the cache's where there is no index).
+  m.index_verifies = !m.dir.empty() && m.manifest.parts.count("tokens") > 0;
+  if (!m.index_verifies) {
+    if (m.dir.empty()) {
+      const auto stats = m.cache->stats();
+      m.text_encoder_spec = stats.encoder;
+      m.text_verifier_default = m.opt.cache.verifier;
+    } else {
+      auto recorded = m.manifest.specs.find("encoder");
+      m.text_encoder_spec = !m.opt.pipeline.encoder.empty() ? m.opt.pipeline.encoder
+                            : recorded != m.manifest.specs.end() ? recorded->second
+                                                                 : search::TextVerifierOptions{}.encoder;
+      m.text_verifier_default = asked_verifier;
+    }
+  }
 }
 
 Endpoints::~Endpoints() = default;
@@ -240,10 +311,8 @@ Reply Endpoints::health(size_t requests_served) const {
 
 std::vector<Route> Endpoints::routes(std::function<size_t()> served) {
   std::vector<Route> routes;
-  if (!impl_->dir.empty()) {
-    routes.push_back({"POST", "/search", [this](const Request& r) { return search(r.body); }});
-    routes.push_back({"POST", "/verify", [this](const Request& r) { return verify(r.body); }});
-  }
+  if (!impl_->dir.empty()) routes.push_back({"POST", "/search", [this](const Request& r) { return search(r.body); }});
+  routes.push_back({"POST", "/verify", [this](const Request& r) { return verify(r.body); }});
   routes.push_back({"GET", "/health", [this, served](const Request&) { return health(served()); }});
   if (impl_->cache) {
     cache::Cache& c = *impl_->cache;

@@ -1,7 +1,8 @@
 #pragma once
 // The service's endpoints as plain functions (API: docs/SERVER.md, docs/CACHE.md):
 //   search(body)  POST /search  {query, k?, stage1?, verifier?}           (with an index)
-//   verify(body)  POST /verify  {query, candidates:[text], verifier?}     (with an index)
+//   verify(body)  POST /verify  {query, candidates:[text], verifier?}     (always: through the
+//                 index's pipeline where it has token vectors, else on an encoder of its own)
 //   health()      GET  /health
 //   the /cache endpoints (serve/cache_handlers.hpp) on the server's cache (with cache_db)
 // Each returns a status and a JSON body and never throws. Thread-safe: requests run
@@ -21,7 +22,8 @@ class Endpoints {
  public:
   // Opens the default pipeline and the cache eagerly: a broken index, database or
   // option throws here (ConfigError/FormatError), not on the first request.
-  // index_dir may be "" when options.cache_db is set (then search/verify answer 404).
+  // index_dir may be "" when options.cache_db is set (then search answers 404, and
+  // verify uses the cache's encoder and verifier).
   Endpoints(std::string index_dir, ServerOptions options);
   ~Endpoints();
   Endpoints(const Endpoints&) = delete;

@@ -51,7 +51,7 @@ class Server {
  public:
   // Opens the default pipeline (and the cache) eagerly, so a broken index, database
   // or option fails at startup (ConfigError/FormatError) rather than on the first
-  // request. index_dir may be "" when options.cache_db is set: no /search, /verify.
+  // request. index_dir may be "" when options.cache_db is set: no /search.
   // extra_routes are served beside the built-in endpoints (a path may not repeat).
   Server(std::string index_dir, ServerOptions options, std::vector<Route> extra_routes = {});
   ~Server();  // stops and waits for a running serve loop

@@ -15,6 +15,7 @@
 
 #include "../cache/cache_fixture.hpp"
 #include "cache/cache.hpp"
+#include "search/text_verifier.hpp"
 #include "serve/cache_handlers.hpp"
 #include "serve/server.hpp"
 
@@ -136,6 +137,19 @@ TEST_F(CacheServeTest, ACacheOnlyServerRoutesTheCacheEndpoints) {
   r = c.Post("/search", R"({"query": "x"})", "application/json");
   EXPECT_EQ(r->status, 404);  // no index: no /search
   EXPECT_NE(json::parse(r->body)["error"].get<std::string>().find("POST /cache/lookup"), std::string::npos);
+  // /verify needs no index: the cache's encoder and verifier score the texts.
+  const std::vector<std::string> candidates = {"Is port 6379 closed by default?", "Is redis port 6379 open?"};
+  r = c.Post("/verify", json{{"query", "Is port 6379 open by default?"}, {"candidates", candidates}}.dump(),
+             "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  search::TextVerifier oracle({.verifier = options().verifier, .encoder = options().encoder});
+  auto expected = oracle.verify("Is port 6379 open by default?", candidates);
+  auto verified = json::parse(r->body);
+  ASSERT_EQ(verified["results"].size(), candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i)
+    EXPECT_NEAR(verified["results"][i]["score"].get<double>(), expected[i].score, 1e-9) << i;
+  EXPECT_EQ(verified["pipeline"], oracle.describe());
   r = c.Delete(("/cache/entries/" + std::to_string(id)).c_str());
   EXPECT_EQ(r->status, 200) << r->body;
   r = c.Post("/cache/clear", R"({"namespace": "default"})", "application/json");

@@ -582,6 +582,41 @@ TEST_F(ServeTest, HybridSearchAndVerificationWithModels) {
   EXPECT_TRUE(r.body["results"].empty());
 }
 
+TEST_F(ServeTest, VerifyNeedsNoTokenVectorsInTheIndex) {
+  require_models();
+  // A BM25-only index records no encoder: /verify encodes with use-lite, and "auto"
+  // picks the default verifier for it as a pipeline would.
+  serve::ServerOptions o;
+  o.pipeline.stage1 = o.pipeline.verifier = "auto";
+  Running s(bm25_dir(), o);
+  auto c = s.client();
+  EXPECT_EQ(get(c, "/health").body["default"], "stage1=bm25,verifier=none");
+  const std::string query = "the dog bit the man";
+  const std::vector<std::string> candidates = {"the man was bitten by the dog", "the man bit the dog"};
+  auto r = post(c, "/verify", json{{"query", query}, {"candidates", candidates}});
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  search::TextVerifier oracle({.verifier = "default", .encoder = "use-lite"});
+  EXPECT_EQ(r.body["pipeline"], oracle.describe());  // verifier=f5:...default.valn,encoder=use-lite:...,threshold=T
+  auto expected = oracle.verify(query, candidates);
+  ASSERT_EQ(r.body["results"].size(), candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    EXPECT_NEAR(r.body["results"][i]["score"].get<double>(), expected[i].score, 1e-9) << i;
+    EXPECT_EQ(r.body["results"][i]["verdict"], expected[i].verdict) << i;
+  }
+  // A built-in verifier named by the request shares the encoder; uncalibrated, it gives no verdicts.
+  r = post(c, "/verify", json{{"query", query}, {"candidates", candidates}, {"verifier", "f1"}});
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  search::TextVerifier f1_oracle({.verifier = "f1", .encoder = "use-lite"});
+  auto f1 = f1_oracle.verify(query, candidates);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    EXPECT_NEAR(r.body["results"][i]["score"].get<double>(), f1[i].score, 1e-9) << i;
+    EXPECT_FALSE(r.body["results"][i].contains("verdict")) << i;
+  }
+  r = post(c, "/verify", json{{"query", query}, {"candidates", candidates}, {"verifier", "f5:/x.valn"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body["error"].get<std::string>().find("or 'auto'"), std::string::npos) << r.body.dump();
+}
+
 TEST_F(ServeTest, AutoServesTheTwoStageDefaultUnderItsResolvedNames) {
   require_models();
   serve::ServerOptions o;
