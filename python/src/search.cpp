@@ -1,4 +1,5 @@
 // verity.build_index, verity.Pipeline / Hit and verity.Verifier / Verification.
+#include <map>
 #include <pybind11/stl.h>
 
 #include "common.hpp"
@@ -159,26 +160,21 @@ called from many Python threads at once (the GIL is released).)")
              auto pipeline = without_gil([&] { return std::make_shared<search::Pipeline>(index_dir, o); });
              // As the CLI refuses its flags: an option the pipeline as opened never reads is a mistake.
              const auto& ran = pipeline->options();
-             auto refuse = [](std::initializer_list<std::pair<const char*, bool>> given, const std::string& scope,
-                              const std::string& here = "it is not read here") {
-               for (const auto& [name, is_given] : given)
-                 VERITY_CHECK(!is_given, ConfigError, name, " applies to ", scope, " only; ", here);
-             };
-             if (ran.stage1 != "hybrid")
-               refuse({{"fusion", fusion.has_value()}, {"rrf_k", rrf_k.has_value()},
-                       {"dense_weight", dense_weight.has_value()}},
-                      "stage1=\"hybrid\"", "this pipeline's stage 1 is " + ran.stage1);
-             if (ran.fusion != "rrf") refuse({{"rrf_k", rrf_k.has_value()}}, "fusion=\"rrf\"");
-             if (ran.fusion != "weighted") refuse({{"dense_weight", dense_weight.has_value()}}, "fusion=\"weighted\"");
-             if (ran.verifier == "none")
-               refuse({{"combine", combine.has_value()}, {"verifier_weight", verifier_weight.has_value()},
-                       {"penalty_beta", penalty_beta.has_value()}, {"penalty_tau", penalty_tau.has_value()}},
-                      "a stage 2", "this pipeline has no verifier");
-             if (ran.combine != "weighted")
-               refuse({{"verifier_weight", verifier_weight.has_value()}}, "combine=\"weighted\"");
-             if (ran.combine != "penalty")
-               refuse({{"penalty_beta", penalty_beta.has_value()}, {"penalty_tau", penalty_tau.has_value()}},
-                      "combine=\"penalty\"");
+             const std::map<std::string, bool> given = {
+                 {"fusion", fusion.has_value()},       {"rrf_k", rrf_k.has_value()},
+                 {"dense_weight", dense_weight.has_value()}, {"combine", combine.has_value()},
+                 {"verifier_weight", verifier_weight.has_value()}, {"penalty_beta", penalty_beta.has_value()},
+                 {"penalty_tau", penalty_tau.has_value()}};
+             for (const auto& unread : search::unread_options(ran, false))
+               for (const char* name : unread.options) {
+                 if (!given.at(name)) continue;
+                 const std::string setting = unread.setting, value = unread.value;
+                 if (value.empty())
+                   throw ConfigError(cat(name, " applies to a stage 2 only; this pipeline has no verifier"));
+                 throw ConfigError(cat(name, " applies to ", setting, "=\"", value, "\" only; ",
+                                       setting == "stage1" ? "this pipeline's stage 1 is " + ran.stage1
+                                                           : std::string("it is not read here")));
+               }
              return pipeline;
            }),
            py::arg("index_dir"), py::arg("stage1") = "auto", py::arg("verifier") = "auto",

@@ -1,5 +1,7 @@
 #include "cli/pipeline_flags.hpp"
 
+#include <algorithm>
+
 #include "cli/command.hpp"
 #include "core/log.hpp"
 
@@ -41,20 +43,22 @@ void add_pipeline_flags(CLI::App* cmd, PipelineFlags& f, const std::string& stag
 
 void check_pipeline_flags(const CLI::App* cmd, const PipelineFlags& f, const std::string& stage1_flag,
                           bool per_request) {
-  const auto& o = f.options;
-  const std::string help = cmd->get_name() + " --help";
-  auto refuse = [&](std::initializer_list<const char*> flags, const std::string& scope) {
-    auto given = given_flags(cmd, flags);
-    if (!given.empty()) throw ConfigError(flags_refused(given, scope, help));
+  // A field's flag: "rrf_k" -> "--rrf-k"; stage 1's is the command's own.
+  auto flag = [&](std::string field) {
+    if (field == "stage1") return stage1_flag;
+    std::replace(field.begin(), field.end(), '_', '-');
+    return "--" + field;
   };
-  if (!per_request && o.stage1 != "hybrid")
-    refuse({"--fusion", "--rrf-k", "--dense-weight"}, stage1_flag + " hybrid");
-  if (o.fusion != "rrf") refuse({"--rrf-k"}, "--fusion rrf");
-  if (o.fusion != "weighted") refuse({"--dense-weight"}, "--fusion weighted");
-  if (!per_request && o.verifier == "none")
-    refuse({"--combine", "--verifier-weight", "--penalty-beta", "--penalty-tau"}, "a stage 2 (--verifier)");
-  if (o.combine != "weighted") refuse({"--verifier-weight"}, "--combine weighted");
-  if (o.combine != "penalty") refuse({"--penalty-beta", "--penalty-tau"}, "--combine penalty");
+  for (const auto& unread : search::unread_options(f.options, per_request)) {
+    std::vector<std::string> given;
+    for (const char* option : unread.options)
+      if (cmd->count(flag(option)) > 0) given.push_back(flag(option));
+    if (given.empty()) continue;
+    const std::string value = unread.value;
+    const std::string scope =
+        value.empty() ? cat("a stage 2 (", flag(unread.setting), ")") : cat(flag(unread.setting), " ", value);
+    throw ConfigError(flags_refused(given, scope, cmd->get_name() + " --help"));
+  }
 }
 
 void fit_candidates_to_k(const CLI::App* cmd, PipelineFlags& f, size_t k) {

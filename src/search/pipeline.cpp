@@ -62,6 +62,18 @@ void check_verifier_encoder(const verify::Verifier& verifier, const encode::Enco
   verify::check_trained_encoder(verifier, known, encoder.spec());
 }
 
+std::vector<UnreadOptions> unread_options(const PipelineOptions& o, bool per_request) {
+  std::vector<UnreadOptions> out;
+  if (!per_request && o.stage1 != "hybrid") out.push_back({{"fusion", "rrf_k", "dense_weight"}, "stage1", "hybrid"});
+  if (o.fusion != "rrf") out.push_back({{"rrf_k"}, "fusion", "rrf"});
+  if (o.fusion != "weighted") out.push_back({{"dense_weight"}, "fusion", "weighted"});
+  if (!per_request && o.verifier == "none")
+    out.push_back({{"combine", "verifier_weight", "penalty_beta", "penalty_tau"}, "verifier", ""});
+  if (o.combine != "weighted") out.push_back({{"verifier_weight"}, "combine", "weighted"});
+  if (o.combine != "penalty") out.push_back({{"penalty_beta", "penalty_tau"}, "combine", "penalty"});
+  return out;
+}
+
 void validate(const PipelineOptions& o) {
   VERITY_CHECK(o.stage1 == "bm25" || o.stage1 == "dense" || o.stage1 == "hybrid" || o.stage1 == "auto",
                ConfigError, "unknown stage1 '", o.stage1, "' (valid: bm25, dense, hybrid, auto)");

@@ -107,4 +107,18 @@ void check_verifier_encoder(const verify::Verifier& verifier, const encode::Enco
 // Validates option values; throws ConfigError listing the valid ones.
 void validate(const PipelineOptions& options);
 
+// Options a pipeline configured as `options` never reads, by the setting they need:
+// giving one is a mistake the CLI and the Python API both refuse, each naming the
+// options and the setting in its own terms. `options` and `setting` are PipelineOptions
+// field names; `value` is the setting's value they need, "" for any but "none" (a
+// verifier). With `per_request` (a server), stage 1 and the verifier stay open, so
+// only the fusion and combine modes decide. In order: the first group that holds a
+// given option is the one to report.
+struct UnreadOptions {
+  std::vector<const char*> options;
+  const char* setting;
+  const char* value;
+};
+std::vector<UnreadOptions> unread_options(const PipelineOptions& options, bool per_request);
+
 }  // namespace verity::search

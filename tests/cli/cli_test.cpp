@@ -161,11 +161,11 @@ TEST(Cli, FlagsTheChosenModesNeverReadAreRefused) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--candidates 10 is below --k 100"), std::string::npos) << r.err;
 
-  // A cache-only server has no /search or /verify: their flags are refused, not ignored;
-  // --verifier and --encoder mean the cache's, and must not disagree with its own flags.
+  // A cache-only server has no /search: its flags are refused, not ignored; --verifier and
+  // --encoder mean the cache's (its /verify's too), and must not disagree with its own flags.
   r = run("serve --cache " + dir + "/cache.sqlite --stage1 hybrid --candidates 20 --port 0");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--stage1, --candidates apply to /search and /verify over --index"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--stage1, --candidates apply to /search over --index"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--cache-candidates"), std::string::npos) << r.err;
   r = run("serve --cache " + dir + "/cache.sqlite --verifier f1 --cache-verifier default --port 0");
   EXPECT_EQ(r.status, 2);

@@ -52,6 +52,26 @@ class PipelineTest : public ::testing::Test {
   static inline std::string dir_;
 };
 
+TEST(PipelineOptionsTest, UnreadOptionsFollowTheModesThatRun) {
+  auto groups = [](const search::PipelineOptions& o, bool per_request) {
+    std::vector<std::string> out;
+    for (const auto& u : search::unread_options(o, per_request)) {
+      std::string g = std::string(u.setting) + "=" + u.value + ":";
+      for (const char* name : u.options) g += std::string(" ") + name;
+      out.push_back(g);
+    }
+    return out;
+  };
+  search::PipelineOptions o;  // bm25, weighted fusion, no verifier, weighted combine
+  EXPECT_EQ(groups(o, false), (std::vector<std::string>{"stage1=hybrid: fusion rrf_k dense_weight", "fusion=rrf: rrf_k",
+                                                         "verifier=: combine verifier_weight penalty_beta penalty_tau",
+                                                         "combine=penalty: penalty_beta penalty_tau"}));
+  // A server's requests pick stage 1 and the verifier: only the fusion and combine modes decide.
+  EXPECT_EQ(groups(o, true), (std::vector<std::string>{"fusion=rrf: rrf_k", "combine=penalty: penalty_beta penalty_tau"}));
+  o.stage1 = "hybrid", o.fusion = "rrf", o.verifier = "f1", o.combine = "penalty";
+  EXPECT_EQ(groups(o, false), (std::vector<std::string>{"fusion=weighted: dense_weight", "combine=weighted: verifier_weight"}));
+}
+
 TEST_F(PipelineTest, Stage1Variants) {
   for (const char* s1 : {"bm25", "dense", "hybrid"}) {
     search::PipelineOptions o;
