@@ -553,20 +553,39 @@ Alignment align_rows(std::span<const float> cells, size_t n, size_t m, std::span
   return a;
 }
 
+// best[j] = max(best[j], row[j]).
+void column_max(const float* __restrict row, size_t m, float* __restrict best) {
+  for (size_t j = 0; j < m; ++j) best[j] = std::max(best[j], row[j]);
+}
+
+// The running argmax down each column of v = row[j] + bonus where ids[j] == id
+// (no bonus without ids): best[j] and at[j] move to this row only where v is
+// strictly larger, so the first maximizing row wins. Branch-free, so that the
+// compiler vectorizes it along the row.
+void column_argmax(const float* __restrict row, const uint32_t* __restrict ids, uint32_t id, float bonus, size_t m,
+                   uint32_t here, float* __restrict best, uint32_t* __restrict at) {
+  for (size_t j = 0; j < m; ++j) {
+    const float v = row[j] + (ids != nullptr && ids[j] == id ? bonus : 0.0f);
+    const uint32_t take = 0u - uint32_t(v > best[j]);
+    best[j] = std::max(best[j], v);
+    at[j] = (at[j] & ~take) | (here & take);
+  }
+}
+
 // X = the map's columns (a query's few tokens each): vectors run along the
 // rows, so a short column costs no call of its own.
 Alignment align_columns(std::span<const float> cells, size_t n, size_t m, std::span<const uint32_t> row_ids,
                         std::span<const uint32_t> col_ids, bool known, kernels::Isa isa) {
   Alignment a{std::vector<float>(m, -1.0f), std::vector<float>(m), std::vector<size_t>(m, 0)};
   std::vector<float> bonus_best(m, -1e30f);
+  std::vector<uint32_t> target(m, 0);  // as wide as the cells: the argmax vectorizes
   for (size_t i = 0; i < n; ++i) {
     const float* row = cells.data() + i * m;
-    for (size_t j = 0; j < m; ++j) a.best[j] = std::max(a.best[j], row[j]);
-    for (size_t j = 0; j < m; ++j) {
-      const float v = row[j] + (known && row_ids[i] == col_ids[j] ? 0.5f : 0.0f);
-      if (v > bonus_best[j]) bonus_best[j] = v, a.target[j] = i;
-    }
+    column_max(row, m, a.best.data());
+    column_argmax(row, known ? col_ids.data() : nullptr, known ? row_ids[i] : 0, 0.5f, m, uint32_t(i),
+                  bonus_best.data(), target.data());
   }
+  std::copy(target.begin(), target.end(), a.target.begin());
   kernels::column_softmax_mean(cells.data(), cells.data(), n, m, 10.0f, a.soft.data(), isa);
   return a;
 }
@@ -575,9 +594,10 @@ Alignment align_columns(std::span<const float> cells, size_t n, size_t m, std::s
 float soft_align_columns(std::span<const float> cells, size_t n, size_t m, float lambda, float tau, kernels::Isa isa) {
   const float ratio = float(m) / float(n);
   std::vector<float> logits(n * m), per_column(m);
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < m; ++j)
-      logits[i * m + j] = cells[i * m + j] - lambda * std::fabs(float(j) - float(i) * ratio);
+  // int32 positions: their conversion to float vectorizes, a size_t's does not.
+  for (int32_t i = 0; i < int32_t(n); ++i)
+    for (int32_t j = 0; j < int32_t(m); ++j)
+      logits[size_t(i) * m + size_t(j)] = cells[size_t(i) * m + size_t(j)] - lambda * std::fabs(float(j) - float(i) * ratio);
   kernels::column_softmax_mean(logits.data(), cells.data(), n, m, 1.0f / tau, per_column.data(), isa);
   double total = 0;
   for (float v : per_column) total += v;
