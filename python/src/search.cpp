@@ -167,7 +167,7 @@ called from many Python threads at once (the GIL is released).)")
                  {"penalty_tau", penalty_tau.has_value()}};
              for (const auto& unread : search::unread_options(ran, false))
                for (const char* name : unread.options) {
-                 if (!given.at(name)) continue;
+                 if (auto it = given.find(name); it == given.end() || !it->second) continue;
                  const std::string setting = unread.setting, value = unread.value;
                  if (value.empty())
                    throw ConfigError(cat(name, " applies to a stage 2 only; this pipeline has no verifier"));
