@@ -112,9 +112,10 @@ int main(int argc, char** argv) {
       // Token identities, as the pipeline passes them, where the store has them:
       // F5's lexicon lookups run only on known identities.
       std::vector<verify::PairContext> context(docs.size());
-      if (store.has_ids())
-        for (size_t c = 0; c < docs.size(); ++c)
-          context[c].query_ids = store.ids(qid).first(nq), context[c].candidate_ids = store.ids(docs[c]);
+      if (store.has_ids()) {
+        const auto query_ids = store.ids(qid).first(nq);
+        for (size_t c = 0; c < docs.size(); ++c) context[c].query_ids = query_ids, context[c].candidate_ids = store.ids(docs[c]);
+      }
 
       auto t0 = bench::Clock::now();
       std::vector<size_t> counts;

@@ -62,6 +62,26 @@ void check_verifier_encoder(const verify::Verifier& verifier, const encode::Enco
   verify::check_trained_encoder(verifier, known, encoder.spec());
 }
 
+std::unique_ptr<verify::Verifier> open_verifier_for(std::string& spec, const encode::Encoder& encoder,
+                                                   std::string* identity) {
+  if (spec != "auto") {
+    auto verifier = verify::make_verifier(spec);
+    check_verifier_encoder(*verifier, encoder, identity);
+    return verifier;
+  }
+  // The default verifier where it can read these maps; else F1, which reads any encoder's.
+  try {
+    auto verifier = verify::make_verifier("default");  // a missing file is a ConfigError too
+    check_verifier_encoder(*verifier, encoder, identity);
+    spec = "default";
+    return verifier;
+  } catch (const ConfigError& e) {
+    log("verifier auto: F1, not the default verifier: ", e.what());
+    spec = "f1";
+    return verify::make_verifier("f1");
+  }
+}
+
 std::vector<UnreadOptions> unread_options(const PipelineOptions& o, bool per_request) {
   std::vector<UnreadOptions> out;
   if (!per_request && o.stage1 != "hybrid") out.push_back({{"fusion", "rrf_k", "dense_weight"}, "stage1", "hybrid"});
@@ -275,21 +295,7 @@ Pipeline::Pipeline(const std::string& index_dir, PipelineOptions options)
                  m.dense->dim(), " but encoder ", m.encoder->spec(), " gives ", m.encoder->dim());
   }
   if (m.needs_stage2()) {
-    if (m.opt.verifier == "auto") {
-      // The default verifier where it can read these maps; else F1, which reads any encoder's.
-      try {
-        m.verifier = verify::make_verifier("default");  // a missing file is a ConfigError too
-        check_verifier_encoder(*m.verifier, *m.encoder, &identity);
-        m.opt.verifier = "default";
-      } catch (const ConfigError& e) {
-        log("verifier auto: F1, not the default verifier: ", e.what());
-        m.verifier = verify::make_verifier("f1");
-        m.opt.verifier = "f1";
-      }
-    } else {
-      m.verifier = verify::make_verifier(m.opt.verifier);
-      check_verifier_encoder(*m.verifier, *m.encoder, &identity);
-    }
+    m.verifier = open_verifier_for(m.opt.verifier, *m.encoder, &identity);
     m.text_verifier.emplace(m.encoder, m.verifier, m.threshold(), m.opt.threads);
     m.tokens = std::make_unique<index::TokenStore>(index::index_part_path(index_dir, m.manifest, "tokens"));
     check_count(m.tokens->num_documents(), "tokens");

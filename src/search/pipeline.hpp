@@ -104,6 +104,12 @@ class Pipeline {
 void check_verifier_encoder(const verify::Verifier& verifier, const encode::Encoder& encoder,
                             std::string* identity = nullptr);
 
+// make_verifier(spec), checked against `encoder` (check_verifier_encoder). "auto" opens
+// the default verifier where it reads this encoder's maps, else F1, and `spec` becomes
+// the name of the one opened ("default" or "f1").
+std::unique_ptr<verify::Verifier> open_verifier_for(std::string& spec, const encode::Encoder& encoder,
+                                                   std::string* identity = nullptr);
+
 // Validates option values; throws ConfigError listing the valid ones.
 void validate(const PipelineOptions& options);
 

@@ -104,23 +104,8 @@ struct Endpoints::Impl {
     auto& slot = text_verifiers[name];
     if (slot) return slot;
     if (!text_encoder) text_encoder = encode::make_encoder(text_encoder_spec);
-    auto open = [&](const std::string& spec) {
-      std::shared_ptr<const verify::Verifier> v = verify::make_verifier(spec);
-      search::check_verifier_encoder(*v, *text_encoder, &text_encoder_identity);
-      return v;
-    };
-    std::shared_ptr<const verify::Verifier> v;
-    if (name == "auto") {
-      // As a pipeline's "auto": the default verifier where it reads this encoder's maps, else F1.
-      try {
-        v = open("default");
-      } catch (const ConfigError& e) {
-        log("serve: /verify auto: F1, not the default verifier: ", e.what());
-        v = open("f1");
-      }
-    } else {
-      v = open(name);
-    }
+    std::string spec = name;  // "auto" as a pipeline's: the default verifier where it reads these maps, else F1
+    std::shared_ptr<const verify::Verifier> v = search::open_verifier_for(spec, *text_encoder, &text_encoder_identity);
     auto threshold = search::verdict_threshold(opt.pipeline.reject_below, *v);
     slot = std::make_shared<const search::TextVerifier>(text_encoder, std::move(v), threshold, opt.pipeline.threads);
     log("serve: /verify opened ", slot->describe());

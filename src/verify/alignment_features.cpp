@@ -521,14 +521,14 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
 // the first j maximizing M_ij + 0.5 [Y's token j is this token].
 struct Alignment {
   std::vector<float> best, soft;
-  std::vector<size_t> target;
+  std::vector<uint32_t> target;  // as wide as the cells: align_columns' argmax vectorizes
 };
 
 // X = the map's rows. Rows are long (a candidate's tokens): one kernel call
 // each, then only the (few) exact positions, with no per-cell dependency chain.
 Alignment align_rows(std::span<const float> cells, size_t n, size_t m, std::span<const uint32_t> x_ids,
                      std::span<const uint32_t> y_ids, bool known, kernels::Isa isa) {
-  Alignment a{std::vector<float>(n), std::vector<float>(n), std::vector<size_t>(n)};
+  Alignment a{std::vector<float>(n), std::vector<float>(n), std::vector<uint32_t>(n)};
   for (size_t i = 0; i < n; ++i) {
     const float* row = cells.data() + i * m;
     const uint32_t id = known ? x_ids[i] : 0;
@@ -548,7 +548,7 @@ Alignment align_rows(std::span<const float> cells, size_t n, size_t m, std::span
     else arg = first_plain(row_max, false);
     a.best[i] = std::max(-1.0f, row_max);
     a.soft[i] = kernels::softmax_mean(row, row, m, 10.0f, isa);
-    a.target[i] = arg;
+    a.target[i] = uint32_t(arg);
   }
   return a;
 }
@@ -576,16 +576,14 @@ void column_argmax(const float* __restrict row, const uint32_t* __restrict ids, 
 // rows, so a short column costs no call of its own.
 Alignment align_columns(std::span<const float> cells, size_t n, size_t m, std::span<const uint32_t> row_ids,
                         std::span<const uint32_t> col_ids, bool known, kernels::Isa isa) {
-  Alignment a{std::vector<float>(m, -1.0f), std::vector<float>(m), std::vector<size_t>(m, 0)};
+  Alignment a{std::vector<float>(m, -1.0f), std::vector<float>(m), std::vector<uint32_t>(m, 0)};
   std::vector<float> bonus_best(m, -1e30f);
-  std::vector<uint32_t> target(m, 0);  // as wide as the cells: the argmax vectorizes
   for (size_t i = 0; i < n; ++i) {
     const float* row = cells.data() + i * m;
     column_max(row, m, a.best.data());
     column_argmax(row, known ? col_ids.data() : nullptr, known ? row_ids[i] : 0, 0.5f, m, uint32_t(i),
-                  bonus_best.data(), target.data());
+                  bonus_best.data(), a.target.data());
   }
-  std::copy(target.begin(), target.end(), a.target.begin());
   kernels::column_softmax_mean(cells.data(), cells.data(), n, m, 10.0f, a.soft.data(), isa);
   return a;
 }

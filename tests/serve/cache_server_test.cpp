@@ -143,7 +143,9 @@ TEST_F(CacheServeTest, ACacheOnlyServerRoutesTheCacheEndpoints) {
              "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
-  search::TextVerifier oracle({.verifier = options().verifier, .encoder = options().encoder});
+  search::TextVerifierOptions oracle_options;
+  oracle_options.verifier = options().verifier, oracle_options.encoder = options().encoder;
+  search::TextVerifier oracle(oracle_options);
   auto expected = oracle.verify("Is port 6379 open by default?", candidates);
   auto verified = json::parse(r->body);
   ASSERT_EQ(verified["results"].size(), candidates.size());

@@ -595,7 +595,9 @@ TEST_F(ServeTest, VerifyNeedsNoTokenVectorsInTheIndex) {
   const std::vector<std::string> candidates = {"the man was bitten by the dog", "the man bit the dog"};
   auto r = post(c, "/verify", json{{"query", query}, {"candidates", candidates}});
   ASSERT_EQ(r.status, 200) << r.body.dump();
-  search::TextVerifier oracle({.verifier = "default", .encoder = "use-lite"});
+  search::TextVerifierOptions oracle_options;
+  oracle_options.verifier = "default", oracle_options.encoder = "use-lite";
+  search::TextVerifier oracle(oracle_options);
   EXPECT_EQ(r.body["pipeline"], oracle.describe());  // verifier=f5:...default.valn,encoder=use-lite:...,threshold=T
   auto expected = oracle.verify(query, candidates);
   ASSERT_EQ(r.body["results"].size(), candidates.size());
@@ -606,7 +608,8 @@ TEST_F(ServeTest, VerifyNeedsNoTokenVectorsInTheIndex) {
   // A built-in verifier named by the request shares the encoder; uncalibrated, it gives no verdicts.
   r = post(c, "/verify", json{{"query", query}, {"candidates", candidates}, {"verifier", "f1"}});
   ASSERT_EQ(r.status, 200) << r.body.dump();
-  search::TextVerifier f1_oracle({.verifier = "f1", .encoder = "use-lite"});
+  oracle_options.verifier = "f1";
+  search::TextVerifier f1_oracle(oracle_options);
   auto f1 = f1_oracle.verify(query, candidates);
   for (size_t i = 0; i < candidates.size(); ++i) {
     EXPECT_NEAR(r.body["results"][i]["score"].get<double>(), f1[i].score, 1e-9) << i;
