@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "text/case_folds.hpp"
 
 namespace verity::text {
 namespace {
@@ -127,6 +128,11 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::vector<SentencePiece> pieces
   VERITY_CHECK(impl_->utf16_lengths[kUnknownId] > 0, ConfigError,
                "sentencepiece: the unknown piece (id 0) is empty");
   impl_->pieces = std::move(pieces);
+  // Pieces compared ignoring case (text/case_folds.hpp) fold through the vocabularies of the tokenizers made.
+  std::vector<std::string> strings;
+  strings.reserve(impl_->pieces.size());
+  for (const auto& p : impl_->pieces) strings.push_back(p.piece);
+  register_vocabulary(strings);
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;

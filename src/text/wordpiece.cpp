@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "text/case_folds.hpp"
 
 namespace verity::text {
 namespace {
@@ -155,6 +156,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPiece
   // Longest first so that overlapping special tokens match greedily.
   std::sort(specials_.begin(), specials_.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  register_vocabulary(vocab_);  // pieces compared ignoring case (text/case_folds.hpp)
 }
 
 WordPieceTokenizer WordPieceTokenizer::from_vocab_txt(const std::string& path, WordPieceOptions options) {

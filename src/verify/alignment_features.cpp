@@ -483,6 +483,7 @@ namespace {
 struct DirectionSummary {
   double maxsim = 0, idf_maxsim = 0, exact = 0, idf_exact = 0, tau = 0, kept = 0, worst_missing = 0;
   size_t unmatched_numbers = 0, polarity_flips = 0;
+  std::vector<long> target;  // j* of each token of X (read_matches reads them)
 };
 
 // What the tables say about each token of one text, looked up once per map
@@ -602,6 +603,12 @@ float soft_align_columns(std::span<const float> cells, size_t n, size_t m, float
   return float(total / double(m));
 }
 
+// Whether the lexicon reads two tokens alike: the same word (or none), both
+// negators or neither, both numbers or neither.
+bool same_reading(const TokenTable::Info& a, const TokenTable::Info& b) {
+  return a.word == b.word && a.negator == b.negator && a.number == b.number;
+}
+
 // Token features of X (length n) against Y (length m) from their alignment.
 // A negator of X counts only while X holds more of them than Y
 // (`x_more_negators`): "no" against "not" is no flip, "not" against nothing is.
@@ -614,6 +621,7 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   out.ids.assign(n, 0);
   out.flipped.assign(n, 0);
   out.negators.assign(n, 0);
+  out.matched.clear();  // read_matches fills it where minimal_flip reads it
   std::vector<uint32_t> x_sorted;  // sorted when an antonym first needs it
   std::vector<uint32_t> y_sorted(y_ids.begin(), y_ids.end());
   std::sort(y_sorted.begin(), y_sorted.end());
@@ -713,12 +721,28 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   s.idf_maxsim /= std::max(idf_sum, 1e-9);
   s.idf_exact /= std::max(idf_sum, 1e-9);
   s.kept = n > 1 ? double(kept) / double(n - 1) : 1.0;
+  s.target = std::move(target);
   return s;
+}
+
+// DirectionFeatures::matched of X (known identities) against Y: matched
+// exactly (feature 2), or aligned (j*, `target`) to this piece in another case
+// ("Open" to "open") that the lexicon reads alike: "NO", which no word list
+// holds, is no negator beside "No".
+void read_matches(std::span<const long> target, std::span<const uint32_t> x_ids, std::span<const uint32_t> y_ids,
+                  const TokenInfo& x_info, const TokenInfo& y_info, const text::CaseFolds& folds,
+                  DirectionFeatures& out) {
+  out.matched.assign(out.length, 0);
+  for (size_t i = 0; i < out.length; ++i) {
+    const size_t j = size_t(target[i]);
+    out.matched[i] = out.tokens[i * kTokenFeatures + 2] >= 0.5f ||
+                     (folds.fold(x_ids[i]) == folds.fold(y_ids[j]) && same_reading(x_info[i], y_info[j]));
+  }
 }
 
 // The features of a checked map, its columns already in reading order.
 AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
-                                const Lexicon& lexicon) {
+                                const Lexicon& lexicon, const text::CaseFolds* case_folds) {
   const size_t n = map.rows(), m = map.cols();
   const auto values = map.values();
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
@@ -736,6 +760,13 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   auto bwd = read_direction(align_columns(values, n, m, context.query_ids, context.candidate_ids, known, isa), m, n,
                             context.candidate_ids, context.query_ids, b_info, a_info, b_negators > a_negators, lexicon,
                             out.backward);
+  // Matches ignoring case only where minimal_flip reads them: a polarity flip or a negator more
+  // (elsewhere it stops before), and some piece folds (else feature 2 says the same).
+  if (known && case_folds != nullptr && !case_folds->empty() &&
+      (a_negators != b_negators || fwd.polarity_flips > 0 || bwd.polarity_flips > 0)) {
+    read_matches(fwd.target, context.query_ids, context.candidate_ids, a_info, b_info, *case_folds, out.forward);
+    read_matches(bwd.target, context.candidate_ids, context.query_ids, b_info, a_info, *case_folds, out.backward);
+  }
   const SoftAlignVerifier f2;
   const float f2_fwd = f2.score(map), f2_bwd = soft_align_columns(values, n, m, f2.lambda(), f2.tau(), isa);
   const bool pooled_known = std::isfinite(context.pooled_cosine);
@@ -836,12 +867,12 @@ std::vector<size_t> coordination_order(std::span<const uint32_t> x_ids, std::spa
 }
 
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
-                                     const Lexicon& lexicon) {
-  return alignment_features(map, context, TokenTable(idf, lexicon), lexicon);
+                                     const Lexicon& lexicon, const text::CaseFolds* case_folds) {
+  return alignment_features(map, context, TokenTable(idf, lexicon), lexicon, case_folds);
 }
 
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
-                                     const Lexicon& lexicon) {
+                                     const Lexicon& lexicon, const text::CaseFolds* case_folds) {
   VERITY_CHECK(!map.empty(), ConfigError, "alignment features: empty map");
   const size_t n = map.rows(), m = map.cols();
   VERITY_CHECK(context.query_ids.empty() || context.query_ids.size() == n, ConfigError,
@@ -850,14 +881,14 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
                "alignment features: ", context.candidate_ids.size(), " candidate token ids for a map of ", m,
                " columns");
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
-  if (!known) return pair_features(map, context, tokens, lexicon);
+  if (!known) return pair_features(map, context, tokens, lexicon, case_folds);
   // One text is read in the other's order, the same one whichever is the query,
   // so that F5(a, b) stays F5(b, a): the text whose identities sort later.
   const auto& q = context.query_ids;
   const auto& c = context.candidate_ids;
   const bool reorder_query = std::lexicographical_compare(c.begin(), c.end(), q.begin(), q.end());
   auto order = reorder_query ? coordination_order(c, q) : coordination_order(q, c);
-  if (order.empty()) return pair_features(map, context, tokens, lexicon);
+  if (order.empty()) return pair_features(map, context, tokens, lexicon, case_folds);
   const auto values = map.values();
   std::vector<float> cells(n * m);
   std::vector<uint32_t> ids(order.size());
@@ -868,7 +899,7 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
   for (size_t k = 0; k < order.size(); ++k) ids[k] = moved[order[k]];
   PairContext reordered = context;
   (reorder_query ? reordered.query_ids : reordered.candidate_ids) = ids;
-  return pair_features(SimilarityMap(n, m, std::move(cells)), reordered, tokens, lexicon);
+  return pair_features(SimilarityMap(n, m, std::move(cells)), reordered, tokens, lexicon, case_folds);
 }
 
 std::vector<float> pooled_comparison(std::span<const float> a, std::span<const float> b) {
@@ -903,6 +934,8 @@ bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
   const DirectionFeatures* sides[2] = {&f.forward, &f.backward};
   // Features without per-token negators (built by hand) count the flagged extra negators instead.
   const bool counts_known = f.forward.negators.size() == f.forward.length && f.backward.negators.size() == f.backward.length;
+  // Without per-token matches (built by hand, or no case folds) a match is feature 2's: exact, case included.
+  const bool matches_known = f.forward.matched.size() == f.forward.length && f.backward.matched.size() == f.backward.length;
   size_t negators[2] = {0, 0}, flagged_negators = 0;
   for (int side = 0; side < 2; ++side) {
     const auto& d = *sides[side];
@@ -923,7 +956,7 @@ bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
     float last_aligned = -1.0f;
     for (size_t t = 0; t < d.length; ++t) {
       const float* x = d.tokens.data() + t * kTokenFeatures;
-      const bool exact = x[2] >= 0.5f, common = x[3] < common_idf;
+      const bool exact = matches_known ? d.matched[t] != 0 : x[2] >= 0.5f, common = x[3] < common_idf;
       const bool counted = more_negators && d.negators[t] != 0;
       if (exact && !counted) {  // the same words in another order: a converse ("A below B" / "B above A"), not a flip
         if (x[5] < last_aligned - 1e-6f) return false;

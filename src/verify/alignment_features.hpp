@@ -54,6 +54,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "text/case_folds.hpp"
 #include "verify/similarity_map.hpp"
 #include "verify/verifier.hpp"
 
@@ -290,6 +291,17 @@ struct DirectionFeatures {
   // Per token (not a network input): 1 for a negator, matched or not
   // (TokenTable::Info::negator, a clitic after its apostrophe included).
   std::vector<uint8_t> negators;
+  // Per token (not a network input): 1 when it has an exact match ignoring
+  // case: token feature 2, or the token it aligns to (feature 5's) is the same
+  // piece in another case ("\u2581Open" / "\u2581open", through the case
+  // folds alignment_features was given) that the lexicon reads alike (the
+  // same antonym word or none, both negators or neither, both numbers or
+  // neither: the word lists hold a word lower-case and capitalized, so
+  // "\u2581NO" is no negator beside "\u2581No"). Filled only where
+  // minimal_flip reads it: with case folds that fold some piece, on a pair
+  // with a polarity flip (pair feature 18) or a negator more in one text;
+  // empty elsewhere, where feature 2 stands for it.
+  std::vector<uint8_t> matched;
 };
 
 struct AlignmentFeatures {
@@ -324,12 +336,14 @@ const std::unordered_set<uint32_t>& coordinator_pieces();
 // text's order: the text whose identities sort first keeps its order, so the
 // features of (a, b) are those of (b, a) with the directions exchanged.
 // ConfigError when an id list does not match the map's size.
-// `tokens` is TokenTable(idf, lexicon) of the same tables.
+// `tokens` is TokenTable(idf, lexicon) of the same tables. `case_folds`
+// (text::registered_case_folds() where F5 scores; null = none) only fill
+// DirectionFeatures::matched: the network's inputs never read them.
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
-                                     const Lexicon& lexicon);
+                                     const Lexicon& lexicon, const text::CaseFolds* case_folds = nullptr);
 // Builds the token table on every call: for tests and one-off pairs.
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
-                                     const Lexicon& lexicon);
+                                     const Lexicon& lexicon, const text::CaseFolds* case_folds = nullptr);
 
 // Whether an identity rule has something to say about the pair: a number
 // without its match (pair feature 17), a polarity flip (18: an antonym facing
@@ -341,10 +355,13 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
 bool identity_signal(const AlignmentFeatures& features);
 
 // Whether the texts differ only by a polarity flip: every token of both texts
-// is matched exactly in the other, or flipped (DirectionFeatures::flipped: an
+// is matched exactly in the other, case aside (DirectionFeatures::matched;
+// token feature 2 where that is missing: "Open the port" / "Never open the
+// port" differ by "Never" alone), or flipped (DirectionFeatures::flipped: an
 // unmatched antonym facing its unmatched partner, or the extra negator), or
 // has a normalized idf under `common_idf` (stop words, punctuation); the
-// exactly matched tokens keep their order ("A is below B" / "B is above A"
+// matched tokens keep their order (of their aligned positions, feature 5:
+// "A is below B" / "B is above A"
 // is a converse, the same relation), the negators of the text that holds more
 // of them aside; and the flips are odd in number, an opposite pair counting
 // once and the negators by how many more one text holds: "I did not say it

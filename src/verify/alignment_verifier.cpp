@@ -478,12 +478,14 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
                        (c.candidate_pooled.empty() || c.candidate_pooled.size() == net->pooled_dim),
                    ConfigError, "verifier ", spec(), ": pooled vectors of ", c.query_pooled.size(), " and ",
                    c.candidate_pooled.size(), " dimensions, its pooled head was trained on ", net->pooled_dim);
+  // Which pieces are the same ignoring case: the tokenizers' vocabularies (minimal_flip reads it).
+  const auto case_folds = text::registered_case_folds();
   // Pairs are independent: features and network split over torch's intra-op threads.
   at::parallel_for(0, int64_t(todo.size()), 4, [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k) {
       const size_t i = todo[size_t(k)];
       const auto& ctx = context.empty() ? none : context[i];
-      auto features = alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon);
+      auto features = alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon, case_folds.get());
       if (net->pooled_head > 0) features.pooled = pooled_comparison(ctx.query_pooled, ctx.candidate_pooled);
       out[i] = net->logit(features);
       if (signals)

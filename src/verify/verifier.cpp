@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "text/case_folds.hpp"
 #include "verify/alignment_verifier.hpp"
 #include "verify/ensemble.hpp"
 #include "verify/learned.hpp"
@@ -28,11 +29,7 @@ std::vector<float> Verifier::score_pairs(std::span<const SimilarityMap> maps,
   return score_batch(maps);
 }
 
-uint32_t token_identity(std::string_view piece) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : piece) h = (h ^ c) * 16777619u;
-  return h;
-}
+uint32_t token_identity(std::string_view piece) { return text::piece_identity(piece); }
 
 std::vector<uint32_t> token_identities(const std::vector<std::string>& pieces) {
   std::vector<uint32_t> out;

@@ -13,6 +13,8 @@
 
 #include "core/error.hpp"
 #include "core/section_file.hpp"
+#include "text/case_folds.hpp"
+#include "text/sentencepiece.hpp"
 #include "verify/alignment_features.hpp"
 #include "verify/alignment_verifier.hpp"
 #include "verify/detail/alignment_modules.hpp"
@@ -244,6 +246,71 @@ TEST(AlignmentFeatures, MinimalFlipIsAnOppositeWithNothingElseChanged) {
     EXPECT_TRUE(minimal_flip(features));
   }
   EXPECT_FALSE(minimal_flip(AlignmentFeatures{}));
+}
+
+// A sentence's first word is capitalized, and a SentencePiece tokenizer writes
+// it as another piece ("\u2581Open" against "\u2581open" inside the other
+// text): through the tokenizers' case folds, a word matched in another case is
+// matched, so "Open the port" / "Never open the port" differ by the negator
+// alone. Without folds (no vocabulary known) the match is feature 2's, case
+// included, as before. The network's inputs are the same either way.
+TEST(AlignmentFeatures, MinimalFlipMatchesAWordInAnotherCase) {
+  const Lexicon lex(Words{{"closed", "open"}}, LexiconWords{{}, {"never", "not", "no"}, {}});
+  // "the" in every text: a stop word by idf; "The", never seen, is not one.
+  std::vector<std::vector<uint32_t>> texts;
+  for (const char* w : {"\u2581port", "\u2581door", "\u2581is", "\u2581open"})
+    texts.push_back(piece_ids({"\u2581the", w}));
+  for (int k = 0; texts.size() < 20; ++k) texts.push_back(piece_ids({"\u2581the", "\u2581filler" + std::to_string(k)}));
+  const auto idf = build_idf_table(texts);
+  const text::CaseFolds folds(std::vector<std::string>{"\u2581Open", "\u2581open", "\u2581Never", "\u2581The",
+                                                       "\u2581the", "\u2581port", "\u2581door", ".", "\u2581No",
+                                                       "\u2581NO"});
+  auto features = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb,
+                      const text::CaseFolds* case_folds) {
+    std::vector<int> a, b;  // one-hot maps: a piece is similar to itself in any case, to nothing else
+    std::map<std::string, int> index;
+    for (const auto& p : pa) a.push_back(index.emplace(text::lower_case_piece(p), int(index.size())).first->second);
+    for (const auto& p : pb) b.push_back(index.emplace(text::lower_case_piece(p), int(index.size())).first->second);
+    const size_t dim = index.size();
+    auto map = SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
+    auto ia = piece_ids(pa), ib = piece_ids(pb);
+    return alignment_features(map, PairContext{ia, ib, 0.9f}, idf, lex, case_folds);
+  };
+  const std::vector<std::string> open = {"\u2581Open", "\u2581the", "\u2581port", "."};
+  const std::vector<std::string> never_open = {"\u2581Never", "\u2581open", "\u2581the", "\u2581port", "."};
+  const auto folded = features(open, never_open, &folds), unfolded = features(open, never_open, nullptr);
+  EXPECT_TRUE(minimal_flip(folded));
+  EXPECT_FALSE(minimal_flip(unfolded));  // "Open" a word more, as before
+  const text::CaseFolds none;
+  EXPECT_FALSE(minimal_flip(features(open, never_open, &none)));  // folds of no piece
+  EXPECT_EQ(folded.forward.matched, (std::vector<uint8_t>{1, 1, 1, 1}));
+  EXPECT_EQ(folded.backward.matched, (std::vector<uint8_t>{0, 1, 1, 1, 1}));
+  EXPECT_TRUE(unfolded.forward.matched.empty());  // feature 2 stands for it
+  // Filled only where minimal_flip reads it: no polarity flip, no negator more, nothing to read.
+  const auto same = features(open, {"\u2581open", "\u2581the", "\u2581port", "."}, &folds);
+  EXPECT_TRUE(same.forward.matched.empty() && same.backward.matched.empty());
+  EXPECT_FALSE(minimal_flip(same));
+  EXPECT_EQ(folded.forward.tokens, unfolded.forward.tokens);  // the network reads the same inputs
+  EXPECT_EQ(folded.backward.tokens, unfolded.backward.tokens);
+  EXPECT_EQ(folded.pair, unfolded.pair);
+  EXPECT_FLOAT_EQ(folded.forward.tokens[2], 0.0f);  // feature 2 stays exact, case included
+  // An opposite, the first word's case changed: "The port is open" / "the port is closed".
+  EXPECT_TRUE(minimal_flip(features({"\u2581The", "\u2581port", "\u2581is", "\u2581open"},
+                                    {"\u2581the", "\u2581port", "\u2581is", "\u2581closed"}, &folds)));
+  EXPECT_FALSE(minimal_flip(features({"\u2581The", "\u2581port", "\u2581is", "\u2581open"},
+                                     {"\u2581the", "\u2581port", "\u2581is", "\u2581closed"}, nullptr)));
+  // Case aside, another word changed too: the network decides.
+  EXPECT_FALSE(minimal_flip(
+      features(open, {"\u2581Never", "\u2581open", "\u2581the", "\u2581door", "."}, &folds)));
+  // A word matched in another case keeps its place: "Open the port" / "Never the port open" is no flip.
+  EXPECT_FALSE(minimal_flip(
+      features(open, {"\u2581Never", "\u2581the", "\u2581port", "\u2581open", "."}, &folds)));
+  // Only where the lexicon reads both alike: the word lists hold "no" and "No", not "NO", so
+  // "No." / "NO." would count a negator more. They stay unmatched, as before.
+  const auto shouted = features({"\u2581No", "."}, {"\u2581NO", "."}, &folds);
+  EXPECT_EQ(shouted.forward.matched, (std::vector<uint8_t>{0, 1}));
+  EXPECT_FALSE(minimal_flip(shouted));
+  EXPECT_TRUE(minimal_flip(features({"\u2581No", "."}, {"."}, &folds)));  // a negator more indeed
 }
 
 // A list of opposites: each pair lower-case, two different words, listed once.
@@ -727,6 +794,47 @@ TEST(AlignmentVerifier, FlipCapBoundsOnlyMinimalFlips) {
   EXPECT_EQ(SectionFile(path, "VALN", 10).version(), 3u);
   cal.flip_cap = 0.0f;
   EXPECT_THROW(v->set_calibration(cal), ConfigError);
+}
+
+// The cap reads the case folds of the tokenizers this process made (text/
+// case_folds.hpp): "Shut the valve" / "Never shut the valve" is capped like
+// "shut the valve" / "never shut the valve", the first word capitalized or not.
+TEST(AlignmentVerifier, FlipCapSeesAWordInAnotherCase) {
+  // Making a tokenizer registers its vocabulary's folds ("\u2581Shut" -> "\u2581shut").
+  const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
+                                                {"<x3>", 0}, {"\u2581Shut", -1}, {"\u2581shut", -1},
+                                                {"\u2581Never", -1}, {"\u2581never", -1}, {"\u2581the", -1},
+                                                {"\u2581valve", -1}});
+  EXPECT_GT(tokenizer.size(), 0u);
+  AlignmentConfig config;
+  config.hidden = 8, config.mlp = 8, config.token_embedding = 0;
+  auto v = AlignmentVerifier::untrained(config, small_idf(), 12, Lexicon({}, LexiconWords{{}, {"never"}, {}}));
+  auto probability = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb, float flip_cap) {
+    Calibration cal;
+    cal.scale = 1.0f, cal.bias = 0.0f, cal.threshold = 0.5f, cal.flip_cap = flip_cap;
+    v->set_calibration(cal);
+    std::vector<int> a, b;  // one-hot: a word is similar to itself in any case
+    std::map<std::string, int> index;
+    auto lower = [](std::string p) {
+      for (char& c : p) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+      return p;
+    };
+    for (const auto& p : pa) a.push_back(index.emplace(lower(p), int(index.size())).first->second);
+    for (const auto& p : pb) b.push_back(index.emplace(lower(p), int(index.size())).first->second);
+    const size_t dim = index.size();
+    const std::vector<SimilarityMap> maps = {SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim)};
+    const auto ia = piece_ids(pa), ib = piece_ids(pb);
+    return v->score_pairs(maps, std::vector<PairContext>{PairContext{ia, ib, 0.9f}})[0];
+  };
+  const std::vector<std::string> shut = {"\u2581Shut", "\u2581the", "\u2581valve"};
+  const std::vector<std::string> never_shut = {"\u2581Never", "\u2581shut", "\u2581the", "\u2581valve"};
+  const std::vector<std::string> lower_shut = {"\u2581shut", "\u2581the", "\u2581valve"};
+  const std::vector<std::string> lower_never_shut = {"\u2581never", "\u2581shut", "\u2581the", "\u2581valve"};
+  ASSERT_GT(probability(shut, never_shut, 1.0f), 0.01f);  // uncapped
+  ASSERT_GT(probability(lower_shut, lower_never_shut, 1.0f), 0.01f);
+  EXPECT_FLOAT_EQ(probability(lower_shut, lower_never_shut, 0.01f), 0.01f);
+  EXPECT_FLOAT_EQ(probability(shut, never_shut, 0.01f), 0.01f);
+  EXPECT_FLOAT_EQ(probability(never_shut, shut, 0.01f), 0.01f);
 }
 
 // Number words and negators travel in the file (version 5), so a loaded

@@ -1,0 +1,64 @@
+#pragma once
+// Token pieces compared ignoring case, by identity. A piece's identity is
+// FNV-1a 32 of its UTF-8 bytes (piece_identity; verify::token_identity is
+// it), what the verifiers and the index token stores see of a token. An
+// identity does not give its piece back, so a piece is folded (its identity
+// mapped to the identity of its lower-cased piece: "\u2581Open" to
+// "\u2581open") only where a vocabulary that holds the piece was seen: every
+// SentencePiece and WordPiece tokenizer registers its vocabulary in one
+// process-wide table when it is made (register_vocabulary), so a token of any
+// text an encoder of this process can write, whether it was encoded just now
+// or read back from an index or a cache, folds. A rule that reads the folds
+// (verify::minimal_flip) falls back to comparing identities where they are
+// unknown: no vocabulary registered, or a piece of none.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace verity::text {
+
+// FNV-1a 32 of the piece's UTF-8 bytes.
+uint32_t piece_identity(std::string_view piece);
+
+// The piece with every upper-case letter lower-cased (Unicode simple
+// lower-case mapping, code point by code point); anything else, bytes that
+// are not well-formed UTF-8 included, stays as it is.
+std::string lower_case_piece(std::string_view piece);
+
+// Identity -> identity of the lower-cased piece, for the pieces it was made
+// from that hold an upper-case letter. One open-addressing probe per lookup.
+class CaseFolds {
+ public:
+  CaseFolds() = default;
+  explicit CaseFolds(std::span<const std::string> pieces);
+  // The identity of the piece lower-cased; `identity` itself for a piece that
+  // is lower-case already or was never seen.
+  uint32_t fold(uint32_t identity) const;
+  // How many pieces fold to another identity.
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  // The folds of `pieces` added (an identity already held keeps its fold).
+  CaseFolds with(std::span<const std::string> pieces) const;
+
+ private:
+  struct Slot {
+    uint32_t identity = 0, folded = 0;
+    bool used = false;
+  };
+  void add(uint32_t identity, uint32_t folded);
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
+
+// Adds a vocabulary's folds to the process-wide table (thread-safe; the
+// tokenizers call it).
+void register_vocabulary(std::span<const std::string> pieces);
+// The process-wide table as it is now: an immutable snapshot (empty before any
+// vocabulary was registered), cheap to take once per batch of pairs.
+std::shared_ptr<const CaseFolds> registered_case_folds();
+
+}  // namespace verity::text
