@@ -2,7 +2,10 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "text/utf8.hpp"
 
@@ -39,48 +42,29 @@ std::string lower_case_piece(std::string_view piece) {
 }
 
 namespace {
-size_t slot_index(uint32_t identity, size_t slots) { return size_t(uint32_t(identity * 2654435761u)) & (slots - 1); }
+// Each piece with an upper-case letter, as (its identity, its lower-cased piece's identity).
+std::vector<std::pair<uint32_t, uint32_t>> folds_of(std::span<const std::string> pieces) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (const auto& piece : pieces) {
+    std::string lower = lower_case_piece(piece);
+    if (lower != piece) out.emplace_back(piece_identity(piece), piece_identity(lower));
+  }
+  return out;
+}
 }  // namespace
 
 CaseFolds::CaseFolds(std::span<const std::string> pieces) { *this = with(pieces); }
 
 CaseFolds CaseFolds::with(std::span<const std::string> pieces) const {
-  std::vector<std::pair<uint32_t, uint32_t>> folds;
-  for (const auto& piece : pieces) {
-    std::string lower = lower_case_piece(piece);
-    if (lower != piece) folds.emplace_back(piece_identity(piece), piece_identity(lower));
-  }
-  CaseFolds out;
-  size_t slots = 16;
-  while (slots < 2 * (count_ + folds.size())) slots *= 2;  // load factor <= 1/2
-  out.slots_.assign(slots, Slot{});
-  for (const Slot& s : slots_)
-    if (s.used) out.add(s.identity, s.folded);
-  for (const auto& [identity, folded] : folds) out.add(identity, folded);
+  CaseFolds out = *this;
+  // emplace keeps a held identity's fold (or the first of two pieces that collide).
+  for (const auto& [identity, folded] : folds_of(pieces)) out.folds_.emplace(identity, folded);
   return out;
 }
 
-void CaseFolds::add(uint32_t identity, uint32_t folded) {
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = slot_index(identity, slots_.size());; i = (i + 1) & mask) {
-    Slot& s = slots_[i];
-    if (s.used && s.identity == identity) return;  // held (or a collision of two pieces): the first fold stays
-    if (!s.used) {
-      s = {identity, folded, true};
-      ++count_;
-      return;
-    }
-  }
-}
-
 uint32_t CaseFolds::fold(uint32_t identity) const {
-  if (count_ == 0) return identity;
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = slot_index(identity, slots_.size());; i = (i + 1) & mask) {
-    const Slot& s = slots_[i];
-    if (!s.used) return identity;
-    if (s.identity == identity) return s.folded;
-  }
+  const auto it = folds_.find(identity);
+  return it == folds_.end() ? identity : it->second;
 }
 
 namespace {
@@ -95,10 +79,13 @@ Registry& registry() {
 }  // namespace
 
 void register_vocabulary(std::span<const std::string> pieces) {
+  const auto folds = folds_of(pieces);  // outside the lock: one lower-casing per piece
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  auto grown = std::make_shared<const CaseFolds>(r.folds->with(pieces));
-  if (grown->size() != r.folds->size()) r.folds = std::move(grown);
+  // A vocabulary seen before (every tokenizer of one encoder) adds nothing: keep the snapshot.
+  const bool adds = std::any_of(folds.begin(), folds.end(), [&](const auto& f) { return r.folds->fold(f.first) == f.first; });
+  if (!adds) return;
+  r.folds = std::make_shared<const CaseFolds>(r.folds->with(pieces));
 }
 
 std::shared_ptr<const CaseFolds> registered_case_folds() {

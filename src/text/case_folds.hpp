@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace verity::text {
@@ -30,7 +31,7 @@ uint32_t piece_identity(std::string_view piece);
 std::string lower_case_piece(std::string_view piece);
 
 // Identity -> identity of the lower-cased piece, for the pieces it was made
-// from that hold an upper-case letter. One open-addressing probe per lookup.
+// from that hold an upper-case letter.
 class CaseFolds {
  public:
   CaseFolds() = default;
@@ -39,19 +40,13 @@ class CaseFolds {
   // is lower-case already or was never seen.
   uint32_t fold(uint32_t identity) const;
   // How many pieces fold to another identity.
-  size_t size() const { return count_; }
-  bool empty() const { return count_ == 0; }
+  size_t size() const { return folds_.size(); }
+  bool empty() const { return folds_.empty(); }
   // The folds of `pieces` added (an identity already held keeps its fold).
   CaseFolds with(std::span<const std::string> pieces) const;
 
  private:
-  struct Slot {
-    uint32_t identity = 0, folded = 0;
-    bool used = false;
-  };
-  void add(uint32_t identity, uint32_t folded);
-  std::vector<Slot> slots_;
-  size_t count_ = 0;
+  std::unordered_map<uint32_t, uint32_t> folds_;
 };
 
 // Adds a vocabulary's folds to the process-wide table (thread-safe; the
