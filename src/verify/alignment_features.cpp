@@ -680,7 +680,7 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
             break;
           }
         }
-    out.negators[i] = known && x_info[i].negator;
+    out.negators[i] = known && x_info[i].negator ? DirectionFeatures::kNegator : 0;
     if (known && x_more_negators && !exact && x_info[i].negator)
       f[14] = 1.0f, out.flipped[i] = DirectionFeatures::kFlippedNegator;
     s.polarity_flips += f[14] != 0.0f;
@@ -691,6 +691,12 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     idf_sum += w_idf;
     s.worst_missing = std::max(s.worst_missing, double(w_idf) * (1.0 - best));
   }
+  // The stem and apostrophe of a contracted negator ("Don" and "'" of "Don ' t")
+  // belong to it: a text that drops the negation drops them too.
+  for (size_t i = 2; i < n && known; ++i)
+    if (x_info[i].clitic && x_info[i].negator && x_info[i - 1].apostrophe)
+      for (size_t k : {i - 2, i - 1})
+        if (!out.negators[k]) out.negators[k] = DirectionFeatures::kContractionPart;
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     float* f = out.tokens.data() + i * kTokenFeatures;
@@ -940,7 +946,8 @@ bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
   for (int side = 0; side < 2; ++side) {
     const auto& d = *sides[side];
     if (d.tokens.size() != d.length * kTokenFeatures || d.flipped.size() != d.length) return false;
-    if (counts_known) negators[side] = size_t(std::count(d.negators.begin(), d.negators.end(), 1));
+    if (counts_known)
+      negators[side] = size_t(std::count(d.negators.begin(), d.negators.end(), DirectionFeatures::kNegator));
     flagged_negators += size_t(std::count(d.flipped.begin(), d.flipped.end(), DirectionFeatures::kFlippedNegator));
   }
   const size_t extra_negators =
@@ -951,7 +958,8 @@ bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
   for (int side = 0; side < 2; ++side) {
     const auto& d = *sides[side];
     // The text with more negators: its negators may all be matched ("not ... not" against
-    // "not"), each to the other's, so they are counted, not placed.
+    // "not"), each to the other's, so they are counted, not placed; the rest of a contracted
+    // one goes with it ("Don't take" / "Take").
     const bool more_negators = negators[side] > negators[1 - side];
     float last_aligned = -1.0f;
     for (size_t t = 0; t < d.length; ++t) {

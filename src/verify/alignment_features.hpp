@@ -288,8 +288,11 @@ struct DirectionFeatures {
   // "advantages and disadvantages"); else 0.
   static constexpr uint8_t kFlippedAntonym = 1, kFlippedNegator = 2;
   std::vector<uint8_t> flipped;
-  // Per token (not a network input): 1 for a negator, matched or not
-  // (TokenTable::Info::negator, a clitic after its apostrophe included).
+  // Per token (not a network input): kNegator for a negator, matched or not
+  // (TokenTable::Info::negator, a clitic after its apostrophe included);
+  // kContractionPart for the stem and apostrophe before such a clitic ("Don"
+  // and "'" of "Don ' t"), which minimal_flip sets aside with the negator.
+  static constexpr uint8_t kNegator = 1, kContractionPart = 2;
   std::vector<uint8_t> negators;
   // Per token (not a network input): 1 when it has an exact match ignoring
   // case: token feature 2, or the token it aligns to (feature 5's) is the same
@@ -363,7 +366,8 @@ bool identity_signal(const AlignmentFeatures& features);
 // matched tokens keep their order (of their aligned positions, feature 5:
 // "A is below B" / "B is above A"
 // is a converse, the same relation), the negators of the text that holds more
-// of them aside; and the flips are odd in number, an opposite pair counting
+// of them aside, with the stem and apostrophe of a contracted one ("Don't
+// take the pills" / "Take the pills"); and the flips are odd in number, an opposite pair counting
 // once and the negators by how many more one text holds: "I did not say it
 // was not true" / "I did not say it was true" is a flip. "is it open" /
 // "is it closed" and "is it open" / "is it not open" are flips, "is it not

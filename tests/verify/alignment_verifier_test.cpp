@@ -601,6 +601,34 @@ TEST(AlignmentFeatures, ContractedNegationsAreSeen) {
   }
 }
 
+TEST(AlignmentFeatures, MinimalFlipSetsAsideAContractedNegatorsStem) {
+  // "\u2581is" is in every text (a stop word); the other pieces are rare.
+  std::vector<std::vector<uint32_t>> texts(20, piece_ids({"\u2581is"}));
+  const auto idf = build_idf_table(texts);
+  const Lexicon words(Words{}, LexiconWords::english());
+  auto flip = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
+    std::map<std::string, int> index;  // one-hot: the map is the exact-match matrix
+    std::vector<int> a, b;
+    for (const auto& p : pa) a.push_back(index.emplace(p, int(index.size())).first->second);
+    for (const auto& p : pb) b.push_back(index.emplace(p, int(index.size())).first->second);
+    const size_t dim = index.size();
+    const auto ia = piece_ids(pa), ib = piece_ids(pb);
+    const auto map = SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
+    return minimal_flip(alignment_features(map, PairContext{ia, ib, 0.9f}, idf, words));
+  };
+  const std::vector<std::string> dont = {"\u2581don", "\u2019", "t", "\u2581take", "\u2581the", "\u2581pills"};
+  const std::vector<std::string> take = {"\u2581take", "\u2581the", "\u2581pills"};
+  EXPECT_TRUE(flip(dont, take));  // "don" and the apostrophe go with the "t"
+  EXPECT_TRUE(flip(take, dont));
+  EXPECT_TRUE(flip({"\u2581it", "\u2581isn", "'", "t", "\u2581open"}, {"\u2581it", "\u2581is", "\u2581open"}));
+  // Something else changed too: no minimal flip.
+  EXPECT_FALSE(flip(dont, {"\u2581take", "\u2581the", "\u2581tablets"}));
+  // Both contracted: nothing is set aside, "don" against "doesn" is a change.
+  EXPECT_FALSE(flip({"\u2581don", "'", "t", "\u2581go"}, {"\u2581doesn", "'", "t", "\u2581go"}));
+  // A stem without its clitic is an ordinary word: "don" is not dropped.
+  EXPECT_FALSE(flip({"\u2581don", "\u2581not", "\u2581go"}, {"\u2581go"}));
+}
+
 TEST(AlignmentVerifier, SaveLoadRoundTripAndCalibration) {
   AlignmentConfig c;
   c.hidden = 8;
