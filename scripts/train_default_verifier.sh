@@ -10,16 +10,21 @@
 # OUT_DIR/default.valn, with its summary in default.json. Each run's summary
 # JSON goes next to its weights; installing default.valn as
 # assets/verifiers/default.valn (with its record in default.json) is a
-# separate, deliberate step. A finished run is kept on a rerun.
-# Usage: scripts/train_default_verifier.sh [OUT_DIR]
+# separate, deliberate step. A finished run is kept on a rerun. Flags after
+# OUT_DIR go to every run's train-verifier (a variant of the recipe, e.g.
+# --f5-fold-case).
+# Usage: scripts/train_default_verifier.sh [OUT_DIR] [train-verifier flags...]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$ROOT/out/verifier-f5}"
+shift $(( $# > 0 ? 1 : 0 ))
+variant=("$@")
 mkdir -p "$OUT"
 run() {  # NAME SEED [flags...]
   local name="$1" seed="$2"; shift 2
   [ -s "$OUT/$name.json" ] && return 0
-  bash "$ROOT/scripts/train_verifier.sh" "$OUT/$name.valn" use-lite "$seed" "$@" > "$OUT/$name.json.tmp"
+  bash "$ROOT/scripts/train_verifier.sh" "$OUT/$name.valn" use-lite "$seed" "$@" ${variant[@]+"${variant[@]}"} \
+    > "$OUT/$name.json.tmp"
   mv "$OUT/$name.json.tmp" "$OUT/$name.json"
 }
 teachers=()

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.hpp"
 #include "text/utf8.hpp"
 
 namespace verity::text {
@@ -65,6 +66,30 @@ CaseFolds CaseFolds::with(std::span<const std::string> pieces) const {
 uint32_t CaseFolds::fold(uint32_t identity) const {
   const auto it = folds_.find(identity);
   return it == folds_.end() ? identity : it->second;
+}
+
+std::vector<uint32_t> CaseFolds::fold_all(std::span<const uint32_t> ids) const {
+  std::vector<uint32_t> out(ids.begin(), ids.end());
+  if (!folds_.empty())
+    for (auto& id : out) id = fold(id);
+  return out;
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> CaseFolds::entries() const {
+  std::vector<std::pair<uint32_t, uint32_t>> out(folds_.begin(), folds_.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+CaseFolds CaseFolds::from_entries(std::span<const std::pair<uint32_t, uint32_t>> entries) {
+  CaseFolds out;
+  out.folds_.reserve(entries.size());
+  for (const auto& [identity, folded] : entries) {
+    VERITY_CHECK(identity != folded, ConfigError, "case folds: identity ", identity, " folds to itself");
+    VERITY_CHECK(out.folds_.emplace(identity, folded).second, ConfigError, "case folds: identity ", identity,
+                 " is folded twice");
+  }
+  return out;
 }
 
 namespace {

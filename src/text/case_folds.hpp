@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace verity::text {
@@ -44,6 +45,14 @@ class CaseFolds {
   bool empty() const { return folds_.empty(); }
   // The folds of `pieces` added (an identity already held keeps its fold).
   CaseFolds with(std::span<const std::string> pieces) const;
+  // `ids` with every identity folded.
+  std::vector<uint32_t> fold_all(std::span<const uint32_t> ids) const;
+  // Its (identity, folded identity) pairs in ascending order: what a file
+  // keeps, so a reader folds alike without the vocabulary.
+  std::vector<std::pair<uint32_t, uint32_t>> entries() const;
+  // From such pairs; ConfigError when an identity is folded twice or folds
+  // to itself.
+  static CaseFolds from_entries(std::span<const std::pair<uint32_t, uint32_t>> entries);
 
  private:
   std::unordered_map<uint32_t, uint32_t> folds_;

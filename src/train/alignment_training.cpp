@@ -645,6 +645,21 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     config.pooled_dim = set.dim;
   }
 
+  // A fold_case verifier reads every identity folded through its encoder's
+  // case folds (registered when the encoder's tokenizer was made); teachers
+  // keep reading set.ids, as they fold for themselves.
+  text::CaseFolds folds;
+  if (config.fold_case) {
+    folds = *text::registered_case_folds();
+    log("f5: identities read ignoring case, ", folds.size(), " pieces of the vocabulary fold");
+  }
+  std::vector<std::vector<uint32_t>> folded_ids;
+  if (config.fold_case) {
+    folded_ids.reserve(set.ids.size());
+    for (const auto& ids : set.ids) folded_ids.push_back(folds.fold_all(ids));
+  }
+  const auto& feature_ids = config.fold_case ? folded_ids : set.ids;
+
   // IDF over the distinct training texts.
   std::vector<uint8_t> is_train_text(set.texts.size(), 0);
   for (const auto& g : train_groups)
@@ -653,7 +668,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     for (size_t i : {t.pos, t.neg}) is_train_text[set.samples[i].a] = is_train_text[set.samples[i].b] = 1;
   std::vector<std::vector<uint32_t>> train_ids;
   for (size_t t = 0; t < set.texts.size(); ++t)
-    if (is_train_text[t]) train_ids.push_back(set.ids[t]);
+    if (is_train_text[t]) train_ids.push_back(feature_ids[t]);
   auto idf = verify::build_idf_table(train_ids);
   log("f5: idf over ", idf.documents(), " training texts, ", idf.document_frequency().size(), " distinct tokens");
 
@@ -666,7 +681,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
     at::parallel_for(0, int64_t(set.samples.size()), 256, [&](int64_t lo, int64_t hi) {
       for (int64_t k = lo; k < hi; ++k) {
         const auto& s = set.samples[size_t(k)];
-        verify::PairContext ctx{set.ids[s.a], set.ids[s.b], s.cosine};
+        verify::PairContext ctx{feature_ids[s.a], feature_ids[s.b], s.cosine};
         if (s.map.empty()) continue;
         auto& f = features[size_t(k)];
         f = verify::alignment_features(s.map, ctx, token_table, lexicon);
@@ -732,6 +747,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   set.samples.clear();
 
   auto model = verify::AlignmentVerifier::untrained(config, idf, o.seed, lexicon);
+  model->set_case_folds(std::move(folds));
   auto& net = model->impl().net;
   torch::manual_seed(o.seed);
   torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));

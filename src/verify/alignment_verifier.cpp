@@ -18,10 +18,11 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 10;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 11;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
                                   // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
-                                  // 8: spellings (LEXS); 9: a gate band; 10: a flip cap; 4-10 are written only when used
+                                  // 8: spellings (LEXS); 9: a gate band; 10: a flip cap; 11: case folds
+                                  // (FOLD); 4-11 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -56,12 +57,14 @@ nlohmann::json config_json(const AlignmentConfig& c) {
                       {"mlp", c.mlp},       {"conv", c.conv},                       {"inputs", c.inputs}};
   // Only when present, so files without a head stay what older builds read.
   if (c.pooled_head > 0) j["pooled_head"] = c.pooled_head, j["pooled_dim"] = c.pooled_dim;
+  if (c.fold_case) j["fold_case"] = true;
   return j;
 }
 
 AlignmentConfig config_from_json(const nlohmann::json& j, const std::string& path) {
-  static const std::vector<std::string> keys = {"buckets", "conv",        "hidden",    "inputs",
-                                                "mlp",     "pooled_dim",  "pooled_head", "token_embedding"};
+  static const std::vector<std::string> keys = {"buckets",    "conv",       "fold_case",   "hidden",
+                                                "inputs",     "mlp",        "pooled_dim",  "pooled_head",
+                                                "token_embedding"};
   for (const auto& item : j.items())
     VERITY_CHECK(std::find(keys.begin(), keys.end(), item.key()) != keys.end(), FormatError, path,
                  ": CONF config key '", item.key(), "' is unknown for f5");
@@ -74,6 +77,7 @@ AlignmentConfig config_from_json(const nlohmann::json& j, const std::string& pat
   c.inputs = j.at("inputs").get<std::vector<std::string>>();
   c.pooled_head = j.value("pooled_head", size_t(0));
   c.pooled_dim = j.value("pooled_dim", size_t(0));
+  c.fold_case = j.value("fold_case", false);
   return c;
 }
 
@@ -118,6 +122,23 @@ void read_tab_rows(const SectionFile& file, const std::string& path, const char*
     VERITY_CHECK(two_fields && on_row(row.substr(0, tab), row.substr(tab + 1)), FormatError, path, ": ", section,
                  " line ", line, " is not ", what);
     pos = end + 1;
+  }
+}
+
+// The FOLD section: a count, then (identity, folded identity) pairs.
+text::CaseFolds read_case_folds(const SectionFile& file, const std::string& path) {
+  VERITY_CHECK(file.version() >= 11 && file.has("FOLD"), FormatError, path,
+               ": the config reads identities ignoring case (fold_case) but the file has no FOLD section");
+  auto reader = file.reader("FOLD");
+  const auto count = reader.read<uint64_t>();
+  VERITY_CHECK(count == (file.section("FOLD").size() - 8) / 8 && file.section("FOLD").size() % 8 == 0, FormatError,
+               path, ": FOLD claims ", count, " folds in a section of ", file.section("FOLD").size(), " bytes");
+  std::vector<std::pair<uint32_t, uint32_t>> entries(count);
+  for (auto& [identity, folded] : entries) identity = reader.read<uint32_t>(), folded = reader.read<uint32_t>();
+  try {
+    return text::CaseFolds::from_entries(entries);
+  } catch (const ConfigError& e) {
+    throw FormatError(cat(path, ": section 'FOLD': ", e.what()));
   }
 }
 
@@ -484,7 +505,14 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
   at::parallel_for(0, int64_t(todo.size()), 4, [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k) {
       const size_t i = todo[size_t(k)];
-      const auto& ctx = context.empty() ? none : context[i];
+      const auto& given = context.empty() ? none : context[i];
+      PairContext ctx = given;
+      std::vector<uint32_t> folded_query, folded_candidate;
+      if (impl_->config.fold_case) {
+        folded_query = impl_->folds.fold_all(given.query_ids);
+        folded_candidate = impl_->folds.fold_all(given.candidate_ids);
+        ctx.query_ids = folded_query, ctx.candidate_ids = folded_candidate;
+      }
       auto features = alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon, case_folds.get());
       if (net->pooled_head > 0) features.pooled = pooled_comparison(ctx.query_pooled, ctx.candidate_pooled);
       out[i] = net->logit(features);
@@ -551,6 +579,14 @@ size_t AlignmentVerifier::add_antonyms(const std::vector<std::pair<std::string, 
   return added;
 }
 
+void AlignmentVerifier::set_case_folds(text::CaseFolds folds) {
+  VERITY_CHECK(impl_->config.fold_case || folds.empty(), ConfigError,
+               "f5: case folds for a verifier that reads identities with case (fold_case is off)");
+  impl_->folds = std::move(folds);
+}
+
+const text::CaseFolds& AlignmentVerifier::case_folds() const { return impl_->folds; }
+
 void AlignmentVerifier::set_spellings(LexiconSpellings spellings) {
   const auto& inputs = impl_->config.inputs;
   VERITY_CHECK(std::find(inputs.begin(), inputs.end(), "lexicon") != inputs.end(), ConfigError,
@@ -607,6 +643,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   if (impl_->lexicon.has_spellings()) version = 8;
   if (const auto& c = impl_->calibration; c && c->gate && c->gate->band > 0) version = 9;
   if (const auto& c = impl_->calibration; c && c->flip_cap < 1) version = 10;
+  if (impl_->config.fold_case) version = 11;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -629,6 +666,13 @@ void AlignmentVerifier::save(const std::string& path) const {
     out.add("LEXW", lines.data(), lines.size());
   }
   if (const auto& lines = impl_->lexicon.spelling_lines(); !lines.empty()) out.add("LEXS", lines.data(), lines.size());
+  if (impl_->config.fold_case) {
+    const auto entries = impl_->folds.entries();
+    ByteWriter folds;
+    folds.write<uint64_t>(entries.size());
+    for (auto [identity, folded] : entries) folds.write<uint32_t>(identity), folds.write<uint32_t>(folded);
+    out.add("FOLD", folds);
+  }
   detail::write_parameters(out, *impl_->net);
   out.commit();
   impl_->path = path;
@@ -683,6 +727,7 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
       if (file.version() >= 10) cal.flip_cap = c.value("flip_cap", 1.0f);
       v->set_calibration(cal);
     }
+    if (v->impl_->config.fold_case) v->impl_->folds = read_case_folds(file, path);
   } catch (const nlohmann::json::exception& e) {
     throw FormatError(cat(path, ": section 'CONF': ", e.what()));
   } catch (const ConfigError& e) {

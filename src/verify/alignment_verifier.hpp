@@ -57,6 +57,11 @@ struct AlignmentConfig {
   // each one. pooled_dim is the encoder's dimension, fixed at training.
   size_t pooled_head = 0;
   size_t pooled_dim = 0;
+  // Token identities read ignoring case: every identity is folded through the
+  // case folds of the encoder's vocabulary (AlignmentVerifier::case_folds,
+  // kept in the file) before the features, so "Machine" matches "machine"
+  // exactly and takes its idf. Training folds the same way.
+  bool fold_case = false;
 };
 
 // The network's own calibration, kept beside a pooled term that may raise P.
@@ -151,6 +156,10 @@ class AlignmentVerifier final : public Verifier {
   // Replaces the lexicon's spellings (train::spell_lexicon makes them from
   // the encoder's tokenizer); as with add_antonyms, refit the calibration.
   void set_spellings(LexiconSpellings spellings);
+  // The folds a fold_case verifier reads identities through (empty
+  // otherwise): those of its encoder's vocabulary, set at training.
+  void set_case_folds(text::CaseFolds folds);
+  const text::CaseFolds& case_folds() const;
   const std::string& provenance() const;
   const AlignmentConfig& config() const;
   const IdfTable& idf() const;

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/error.hpp"
 #include "text/sentencepiece.hpp"
 #include "text/wordpiece.hpp"
 
@@ -26,6 +29,26 @@ TEST(CaseFolds, LowerCasesLettersOnly) {
   EXPECT_EQ(lower_case_piece("12.5"), "12.5");
   EXPECT_EQ(lower_case_piece(""), "");
   EXPECT_EQ(lower_case_piece(std::string("A\xff" "B", 3)), std::string("a\xff" "b", 3));  // a bad byte stays
+}
+
+TEST(CaseFolds, EntriesRebuildTheSameFolds) {
+  const CaseFolds folds(std::vector<std::string>{"\u2581Open", "\u2581USA", "\u2581the", "Take"});
+  const auto entries = folds.entries();
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(entries.begin(), entries.end()));
+  const auto copy = CaseFolds::from_entries(entries);
+  EXPECT_EQ(copy.entries(), entries);
+  const std::vector<uint32_t> ids = {piece_identity("\u2581Open"), piece_identity("\u2581the"),
+                                     piece_identity("Take"), piece_identity("\u2581Port")};
+  const std::vector<uint32_t> folded = {piece_identity("\u2581open"), piece_identity("\u2581the"),
+                                        piece_identity("take"), piece_identity("\u2581Port")};
+  EXPECT_EQ(folds.fold_all(ids), folded);
+  EXPECT_EQ(copy.fold_all(ids), folded);
+  EXPECT_EQ(CaseFolds().fold_all(ids), ids);
+  // A file's pairs that could not come from a vocabulary.
+  const std::vector<std::pair<uint32_t, uint32_t>> twice = {{1, 2}, {1, 3}}, itself = {{4, 4}};
+  EXPECT_THROW(CaseFolds::from_entries(twice), ConfigError);
+  EXPECT_THROW(CaseFolds::from_entries(itself), ConfigError);
 }
 
 TEST(CaseFolds, FoldsTheIdentitiesOfCapitalizedPieces) {

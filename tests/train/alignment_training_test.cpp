@@ -691,6 +691,34 @@ TEST(TrainVerifierF5Cli, PooledHeadTrainsFromTheSampleCache) {
   EXPECT_NE(f3.err.find("--f5-pooled-head"), std::string::npos) << f3.err;
 }
 
+// --f5-fold-case: the file reads identities ignoring case, with the folds of
+// the encoder's vocabulary (the tiny BERT's are its upper-case special
+// tokens), kept through calibrate; F3 refuses the flag.
+TEST(TrainVerifierF5Cli, FoldCaseKeepsTheEncodersFolds) {
+  const auto data = write_tiny_f5_data("verity_f5_fold_");
+  const auto out = (data.dir / "fold.valn").string(), recalibrated = (data.dir / "recalibrated.valn").string();
+  auto r = verity_test::run(tiny_f5_command(data) + " --seed 1 --f5-fold-case --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto v = verify::AlignmentVerifier::load(out);
+  EXPECT_TRUE(v->config().fold_case);
+  EXPECT_EQ(v->case_folds().size(), 5u);  // [PAD] [UNK] [CLS] [SEP] [MASK]
+  EXPECT_EQ(v->case_folds().fold(verify::token_identity("[CLS]")), verify::token_identity("[cls]"));
+  r = verity_test::run("calibrate --dev-pairs " + data.dev + " --encoder bert:" + data.encoder + " --verifier " + out +
+                       " --out " + recalibrated + " --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto w = verify::AlignmentVerifier::load(recalibrated);
+  EXPECT_TRUE(w->config().fold_case);
+  EXPECT_EQ(w->case_folds().entries(), v->case_folds().entries());
+  r = verity_test::run(tiny_f5_command(data) + " --seed 1 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(verify::AlignmentVerifier::load(out)->config().fold_case);
+  EXPECT_TRUE(verify::AlignmentVerifier::load(out)->case_folds().empty());
+  auto f3 = verity_test::run("train-verifier --verifier f3 --train " + data.triples + " --f5-fold-case --out " +
+                             (data.dir / "f3.vvrf").string() + " --quiet");
+  EXPECT_EQ(f3.status, 2);
+  EXPECT_NE(f3.err.find("--f5-fold-case"), std::string::npos) << f3.err;
+}
+
 // --f5-antonyms wordnet+relations: the relation opposites join WordNet's in the
 // file's lexicon and the summary counts them; F3 and an F5 without the
 // lexicon input refuse the flag.

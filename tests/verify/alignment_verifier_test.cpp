@@ -865,6 +865,76 @@ TEST(AlignmentVerifier, FlipCapSeesAWordInAnotherCase) {
   EXPECT_FLOAT_EQ(probability(never_shut, shut, 0.01f), 0.01f);
 }
 
+// A fold_case verifier reads "\u2581Machine" as "\u2581machine": the same
+// network inputs as the lower-case pair, with the folds kept in its file.
+TEST(AlignmentVerifier, FoldCaseReadsIdentitiesIgnoringCaseAndKeepsItsFolds) {
+  const std::vector<std::string> vocabulary = {"\u2581What", "\u2581what", "\u2581is", "\u2581Machine",
+                                               "\u2581machine", "\u2581Learning", "\u2581learning"};
+  AlignmentConfig config;
+  config.hidden = 8, config.mlp = 8, config.token_embedding = 0;
+  auto plain = AlignmentVerifier::untrained(config, small_idf(), 5);
+  config.fold_case = true;
+  auto folding = AlignmentVerifier::untrained(config, small_idf(), 5);
+  folding->set_case_folds(text::CaseFolds(vocabulary));
+  folding->mark_trained("test");
+  EXPECT_THROW(plain->set_case_folds(text::CaseFolds(vocabulary)), ConfigError);
+
+  const std::vector<std::string> upper = {"\u2581What", "\u2581is", "\u2581Machine", "\u2581Learning"};
+  const std::vector<std::string> lower = {"\u2581what", "\u2581is", "\u2581machine", "\u2581learning"};
+  const size_t dim = 4;  // one-hot: a word is similar to itself in any case
+  const std::vector<SimilarityMap> maps = {
+      SimilarityMap::compute(one_hot({0, 1, 2, 3}, dim), one_hot({0, 1, 2, 3}, dim), dim)};
+  auto logit = [&](const AlignmentVerifier& v, const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    const auto ia = piece_ids(a), ib = piece_ids(b);
+    return v.logits(maps, std::vector<PairContext>{PairContext{ia, ib, 0.8f}})[0];
+  };
+  // Without folding, "Machine" has no exact match in "machine": other inputs, another logit.
+  ASSERT_NE(logit(*plain, upper, lower), logit(*plain, lower, lower));
+  EXPECT_FLOAT_EQ(logit(*folding, upper, lower), logit(*folding, lower, lower));
+  EXPECT_FLOAT_EQ(logit(*folding, lower, upper), logit(*folding, lower, lower));
+
+  const auto path = temp_path("fold.valn");
+  folding->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 11).version(), 11u);
+  const auto loaded = AlignmentVerifier::load(path);
+  EXPECT_TRUE(loaded->config().fold_case);
+  EXPECT_EQ(loaded->case_folds().entries(), folding->case_folds().entries());
+  EXPECT_FLOAT_EQ(logit(*loaded, upper, lower), logit(*folding, lower, lower));
+  // A verifier that keeps case stays at the version older builds read, with no FOLD section.
+  plain->mark_trained("test");
+  const auto plain_path = temp_path("plain.valn");
+  plain->save(plain_path);
+  EXPECT_LT(SectionFile(plain_path, "VALN", 11).version(), 11u);
+  EXPECT_FALSE(SectionFile(plain_path, "VALN", 11).has("FOLD"));
+
+  // The folding file without its FOLD section, and with a FOLD section that is cut short.
+  const SectionFile good(path, "VALN", 11);
+  auto copy_without_folds = [&](const std::string& name, const std::string& fold_bytes) {
+    const auto bad = temp_path(name);
+    SectionWriter out(bad, "VALN", 11);
+    for (const char* tag : {"CONF", "IDFT", "LEXA", "PNAM", "PDAT"}) {
+      const auto bytes = good.section(tag);
+      out.add(tag, bytes.data(), bytes.size());
+    }
+    if (!fold_bytes.empty()) out.add("FOLD", fold_bytes.data(), fold_bytes.size());
+    out.commit();
+    return bad;
+  };
+  const auto folds = good.section("FOLD");
+  const std::string short_folds(reinterpret_cast<const char*>(folds.data()), folds.size() - 8);
+  for (const auto& [name, bytes] : {std::pair<std::string, std::string>{"nofold.valn", ""},
+                                    std::pair<std::string, std::string>{"shortfold.valn", short_folds}}) {
+    const auto bad = copy_without_folds(name, bytes);
+    try {
+      AlignmentVerifier::load(bad);
+      FAIL() << name;
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("FOLD"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Number words and negators travel in the file (version 5), so a loaded
 // verifier reads the same features; a bad LEXW line names itself.
 namespace {

@@ -67,6 +67,7 @@ struct AlignmentVerifier::Impl {
   IdfTable idf;
   Lexicon lexicon;
   TokenTable tokens;  // of idf and lexicon
+  text::CaseFolds folds;  // AlignmentConfig::fold_case's (FOLD section)
   detail::AlignNet net{nullptr};
   bool trained = false;
   std::string provenance, encoder, path;
