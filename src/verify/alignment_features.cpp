@@ -621,7 +621,8 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   out.ids.assign(n, 0);
   out.flipped.assign(n, 0);
   out.negators.assign(n, 0);
-  out.matched.clear();  // read_matches fills it where minimal_flip reads it
+  out.matched.clear();  // read_matches fills it (and folded_idf) where minimal_flip reads it
+  out.folded_idf.clear();
   std::vector<uint32_t> x_sorted;  // sorted when an antonym first needs it
   std::vector<uint32_t> y_sorted(y_ids.begin(), y_ids.end());
   std::sort(y_sorted.begin(), y_sorted.end());
@@ -737,8 +738,13 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
 // holds, is no negator beside "No".
 void read_matches(std::span<const long> target, std::span<const uint32_t> x_ids, std::span<const uint32_t> y_ids,
                   const TokenInfo& x_info, const TokenInfo& y_info, const text::CaseFolds& folds,
-                  DirectionFeatures& out) {
+                  const TokenTable& tokens, DirectionFeatures& out) {
   out.matched.assign(out.length, 0);
+  out.folded_idf.resize(out.length);
+  for (size_t i = 0; i < out.length; ++i) {
+    const uint32_t folded = folds.fold(x_ids[i]);
+    out.folded_idf[i] = folded == x_ids[i] ? x_info[i].idf : std::min(x_info[i].idf, tokens.info(folded).idf);
+  }
   for (size_t i = 0; i < out.length; ++i) {
     const size_t j = size_t(target[i]);
     out.matched[i] = out.tokens[i * kTokenFeatures + 2] >= 0.5f ||
@@ -770,8 +776,10 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   // (elsewhere it stops before), and some piece folds (else feature 2 says the same).
   if (known && case_folds != nullptr && !case_folds->empty() &&
       (a_negators != b_negators || fwd.polarity_flips > 0 || bwd.polarity_flips > 0)) {
-    read_matches(fwd.target, context.query_ids, context.candidate_ids, a_info, b_info, *case_folds, out.forward);
-    read_matches(bwd.target, context.candidate_ids, context.query_ids, b_info, a_info, *case_folds, out.backward);
+    read_matches(fwd.target, context.query_ids, context.candidate_ids, a_info, b_info, *case_folds, tokens,
+                 out.forward);
+    read_matches(bwd.target, context.candidate_ids, context.query_ids, b_info, a_info, *case_folds, tokens,
+                 out.backward);
   }
   const SoftAlignVerifier f2;
   const float f2_fwd = f2.score(map), f2_bwd = soft_align_columns(values, n, m, f2.lambda(), f2.tau(), isa);
@@ -964,7 +972,8 @@ bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
     float last_aligned = -1.0f;
     for (size_t t = 0; t < d.length; ++t) {
       const float* x = d.tokens.data() + t * kTokenFeatures;
-      const bool exact = matches_known ? d.matched[t] != 0 : x[2] >= 0.5f, common = x[3] < common_idf;
+      const bool exact = matches_known ? d.matched[t] != 0 : x[2] >= 0.5f;
+      const bool common = (d.folded_idf.size() == d.length ? d.folded_idf[t] : x[3]) < common_idf;
       const bool counted = more_negators && d.negators[t] != 0;
       if (exact && !counted) {  // the same words in another order: a converse ("A below B" / "B above A"), not a flip
         if (x[5] < last_aligned - 1e-6f) return false;

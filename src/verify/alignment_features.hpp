@@ -305,6 +305,10 @@ struct DirectionFeatures {
   // with a polarity flip (pair feature 18) or a negator more in one text;
   // empty elsewhere, where feature 2 stands for it.
   std::vector<uint8_t> matched;
+  // Per token (not a network input), filled with `matched`: the lower of its
+  // normalized idf (feature 3) and that of its piece lower-cased, so "\u2581Do"
+  // at the start of a sentence is as common a word as "\u2581do".
+  std::vector<float> folded_idf;
 };
 
 struct AlignmentFeatures {
@@ -367,7 +371,8 @@ bool identity_signal(const AlignmentFeatures& features);
 // "A is below B" / "B is above A"
 // is a converse, the same relation), the negators of the text that holds more
 // of them aside, with the stem and apostrophe of a contracted one ("Don't
-// take the pills" / "Take the pills"); and the flips are odd in number, an opposite pair counting
+// take the pills" / "Take the pills"), and a stop word read in either case
+// (DirectionFeatures::folded_idf: "Do not open it" / "Open it"); and the flips are odd in number, an opposite pair counting
 // once and the negators by how many more one text holds: "I did not say it
 // was not true" / "I did not say it was true" is a flip. "is it open" /
 // "is it closed" and "is it open" / "is it not open" are flips, "is it not

@@ -311,6 +311,16 @@ TEST(AlignmentFeatures, MinimalFlipMatchesAWordInAnotherCase) {
   EXPECT_EQ(shouted.forward.matched, (std::vector<uint8_t>{0, 1}));
   EXPECT_FALSE(minimal_flip(shouted));
   EXPECT_TRUE(minimal_flip(features({"\u2581No", "."}, {"."}, &folds)));  // a negator more indeed
+  // A stop word in another case, unmatched: "The" is as common as "the" ("The port is open" / "port is closed").
+  const auto dropped_the = features({"\u2581The", "\u2581port", "\u2581is", "\u2581open"},
+                                    {"\u2581port", "\u2581is", "\u2581closed"}, &folds);
+  EXPECT_TRUE(minimal_flip(dropped_the));
+  EXPECT_LT(dropped_the.forward.folded_idf[0], dropped_the.forward.tokens[3]);  // feature 3: "The", never seen
+  EXPECT_FALSE(minimal_flip(features({"\u2581The", "\u2581port", "\u2581is", "\u2581open"},
+                                     {"\u2581port", "\u2581is", "\u2581closed"}, nullptr)));
+  // A rare word stays one in any case: "Door" is not common because "door" is not.
+  EXPECT_FALSE(minimal_flip(features({"\u2581Door", "\u2581port", "\u2581is", "\u2581open"},
+                                     {"\u2581port", "\u2581is", "\u2581closed"}, &folds)));
 }
 
 // A list of opposites: each pair lower-case, two different words, listed once.
