@@ -372,7 +372,8 @@ bool identity_signal(const AlignmentFeatures& features);
 // is a converse, the same relation), the negators of the text that holds more
 // of them aside, with the stem and apostrophe of a contracted one ("Don't
 // take the pills" / "Take the pills"), and a stop word read in either case
-// (DirectionFeatures::folded_idf: "Do not open it" / "Open it"); and the flips are odd in number, an opposite pair counting
+// (DirectionFeatures::folded_idf: "Do not open it" / "Open it"); and the
+// flips are odd in number, an opposite pair counting
 // once and the negators by how many more one text holds: "I did not say it
 // was not true" / "I did not say it was true" is a flip. "is it open" /
 // "is it closed" and "is it open" / "is it not open" are flips, "is it not
