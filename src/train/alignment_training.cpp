@@ -649,12 +649,10 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   // case folds (registered when the encoder's tokenizer was made); teachers
   // keep reading set.ids, as they fold for themselves.
   text::CaseFolds folds;
+  std::vector<std::vector<uint32_t>> folded_ids;
   if (config.fold_case) {
     folds = *text::registered_case_folds();
     log("f5: identities read ignoring case, ", folds.size(), " pieces of the vocabulary fold");
-  }
-  std::vector<std::vector<uint32_t>> folded_ids;
-  if (config.fold_case) {
     folded_ids.reserve(set.ids.size());
     for (const auto& ids : set.ids) folded_ids.push_back(folds.fold_all(ids));
   }

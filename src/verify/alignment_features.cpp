@@ -742,13 +742,11 @@ void read_matches(std::span<const long> target, std::span<const uint32_t> x_ids,
   out.matched.assign(out.length, 0);
   out.folded_idf.resize(out.length);
   for (size_t i = 0; i < out.length; ++i) {
+    const size_t j = size_t(target[i]);
     const uint32_t folded = folds.fold(x_ids[i]);
     out.folded_idf[i] = folded == x_ids[i] ? x_info[i].idf : std::min(x_info[i].idf, tokens.info(folded).idf);
-  }
-  for (size_t i = 0; i < out.length; ++i) {
-    const size_t j = size_t(target[i]);
     out.matched[i] = out.tokens[i * kTokenFeatures + 2] >= 0.5f ||
-                     (folds.fold(x_ids[i]) == folds.fold(y_ids[j]) && same_reading(x_info[i], y_info[j]));
+                     (folded == folds.fold(y_ids[j]) && same_reading(x_info[i], y_info[j]));
   }
 }
 

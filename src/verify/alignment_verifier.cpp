@@ -131,8 +131,8 @@ text::CaseFolds read_case_folds(const SectionFile& file, const std::string& path
                ": the config reads identities ignoring case (fold_case) but the file has no FOLD section");
   auto reader = file.reader("FOLD");
   const auto count = reader.read<uint64_t>();
-  VERITY_CHECK(count == (file.section("FOLD").size() - 8) / 8 && file.section("FOLD").size() % 8 == 0, FormatError,
-               path, ": FOLD claims ", count, " folds in a section of ", file.section("FOLD").size(), " bytes");
+  VERITY_CHECK(reader.remaining() % 8 == 0 && count == reader.remaining() / 8, FormatError, path, ": FOLD claims ",
+               count, " folds, its ", reader.remaining(), " bytes after the count hold ", reader.remaining() / 8);
   std::vector<std::pair<uint32_t, uint32_t>> entries(count);
   for (auto& [identity, folded] : entries) identity = reader.read<uint32_t>(), folded = reader.read<uint32_t>();
   try {
