@@ -23,7 +23,7 @@ struct CalibrateArgs {
   CommonFlags common;
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
               threshold_rule = "plateau", gate = "refit", add_antonyms = "none";
-  bool spell_lexicon = false, flip_cap = false;
+  bool spell_lexicon = false, flip_cap = false, surface_floor = false, keep_calibration = false;
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -71,7 +71,9 @@ void run_calibrate(CalibrateArgs& a) {
     auto& dest = by_source[name];
     dest.insert(dest.end(), f.pairs.begin(), f.pairs.end());
   }
-  std::vector<train::LabelledGroup> groups;
+  std::vector<train::LabelledGroup> groups, surface_groups;
+  if (a.surface_floor)  // every dev pair, not the sample: surface matches are few
+    for (const auto& [name, pairs] : by_source) surface_groups.push_back({name, pairs});
   nlohmann::json samples = nlohmann::json::object();
   for (auto& [name, pairs] : by_source) {  // the sample train-verifier --sample-seed S draws for its dev pairs
     groups.push_back({name, seeded_sample(std::move(pairs), a.max_pairs_per_source, a.seed + 1)});
@@ -102,12 +104,25 @@ void run_calibrate(CalibrateArgs& a) {
     log("calibrate: ", spelled_forms, " antonym forms and number words that ", a.encoder,
         " splits into pieces spelled in the lexicon");
   }
-  auto report = train::recalibrate(*verifier, *encoder, groups, term, rule, a.chunk, gate, a.gate_band, a.flip_cap);
-  nlohmann::json flips = nullptr;
+  train::RecalibrateOptions options;
+  options.term = term, options.rule = rule, options.chunk = a.chunk, options.gate_source = gate;
+  options.gate_band = a.gate_band, options.fit_flip_cap = a.flip_cap, options.keep_calibration = a.keep_calibration;
+  if (a.surface_floor) {
+    options.surface_groups = std::move(surface_groups);
+    for (const auto& g : groups)
+      if (g.name == "nearmiss") options.surface_groups.push_back(g);
+  }
+  auto report = train::recalibrate(*verifier, *encoder, groups, options);
+  nlohmann::json flips = nullptr, surface = nullptr;
   if (report.flips) {
     flips = {{"pairs", report.flips->pairs}, {"same", report.flips->same}, {"cap", report.flips->cap}};
     for (const auto& [name, counts] : report.flips->by_group)
       flips["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
+  }
+  if (report.surface) {
+    surface = {{"pairs", report.surface->pairs}, {"same", report.surface->same}, {"floor", report.surface->floor}};
+    for (const auto& [name, counts] : report.surface->by_group)
+      surface["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
   }
 
   // The file keeps how its network was trained and adds how it was recalibrated.
@@ -130,12 +145,18 @@ void run_calibrate(CalibrateArgs& a) {
   if (a.spell_lexicon) recalibration["spelled_forms"] = spelled_forms;
   if (a.gate_band > 0) recalibration["gate_band"] = a.gate_band;
   if (report.flips) recalibration["flip_cap"] = flips;
+  if (report.surface) recalibration["surface_floor"] = surface;
+  if (a.keep_calibration) recalibration["kept_calibration"] = true;
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
   verifier->save(a.out);
 
   const auto& fit = report.fit;
   auto calibration = calibration_fit_json(fit);
   calibration.update({{"network_macro_auc", fit.network_macro_auc}, {"mean_accuracy", fit.mean_accuracy}});
+  if (a.keep_calibration) {  // nothing was chosen: the fit's choices are the file's, unknown here
+    for (const char* key : {"pooled_term", "pooled_share", "threshold_rule"}) calibration.erase(key);
+    calibration["kept"] = true;
+  }
   log("calibrate: ", report.pairs, " pairs in ", groups.size(), " groups; threshold ", fit.calibration.threshold,
       ", pooled weight ", fit.calibration.pooled_weight, ", dev macro AUC ", fit.macro_auc, " (network alone ",
       fit.network_macro_auc, "); wrote ", a.out);
@@ -155,6 +176,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (recalibration.contains("added_antonyms")) summary["added_antonyms"] = recalibration.at("added_antonyms");
   if (a.spell_lexicon) summary["spelled_forms"] = spelled_forms;
   if (report.flips) summary["flip_cap"] = flips;
+  if (report.surface) summary["surface_floor"] = surface;
   print_json(summary);
 }
 
@@ -190,6 +212,14 @@ void setup_calibrate(CLI::App& app) {
                 "Cap P of a pair that differs only by a polarity flip (an antonym or an extra negator; every other "
                 "token matched exactly, stop words aside: \"increase volume\" / \"decrease volume\") at the share "
                 "of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2)");
+  cmd->add_flag("--surface-floor", a->surface_floor,
+                "Raise P of a pair whose texts are the same but for case, spacing, apostrophes and sentence "
+                "punctuation (\"What is machine learning ?\" / \"What is Machine Learning?\") to at least the "
+                "share of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2), counted over every "
+                "--dev-pairs pair (not only the capped sample) and the --dev-triples");
+  cmd->add_flag("--keep-calibration", a->keep_calibration,
+                "Keep the file's calibration as it is and fit only --flip-cap and --surface-floor on top, so no "
+                "other score moves (--pooled-term, --threshold-rule, --gate and --gate-band are then unused)");
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each --dev-pairs source (0: all); with --seed S, the sample "
                   "train-verifier's --max-dev-pairs-per-source draws with --sample-seed S. The --dev-triples are "

@@ -3,11 +3,12 @@
 #include <utf8proc.h>
 
 #include <algorithm>
-#include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
+#include "text/detail/snapshot_registry.hpp"
 #include "text/utf8.hpp"
 
 namespace verity::text {
@@ -92,31 +93,16 @@ CaseFolds CaseFolds::from_entries(std::span<const std::pair<uint32_t, uint32_t>>
   return out;
 }
 
-namespace {
-struct Registry {
-  std::mutex mutex;
-  std::shared_ptr<const CaseFolds> folds = std::make_shared<const CaseFolds>();
-};
-Registry& registry() {
-  static Registry* r = new Registry;  // never destroyed: readers may outlive static destruction order
-  return *r;
-}
-}  // namespace
-
 void register_vocabulary(std::span<const std::string> pieces) {
   const auto folds = folds_of(pieces);  // outside the lock: one lower-casing per piece
-  auto& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  // A vocabulary seen before (every tokenizer of one encoder) adds nothing: keep the snapshot.
-  const bool adds = std::any_of(folds.begin(), folds.end(), [&](const auto& f) { return r.folds->fold(f.first) == f.first; });
-  if (!adds) return;
-  r.folds = std::make_shared<const CaseFolds>(r.folds->with(pieces));
+  detail::registry_of<CaseFolds>().update([&](const CaseFolds& now) -> std::optional<CaseFolds> {
+    // A vocabulary seen before (every tokenizer of one encoder) adds nothing: keep the snapshot.
+    const bool adds = std::any_of(folds.begin(), folds.end(), [&](const auto& f) { return now.fold(f.first) == f.first; });
+    if (!adds) return std::nullopt;
+    return now.with(pieces);
+  });
 }
 
-std::shared_ptr<const CaseFolds> registered_case_folds() {
-  auto& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  return r.folds;
-}
+std::shared_ptr<const CaseFolds> registered_case_folds() { return detail::registry_of<CaseFolds>().snapshot(); }
 
 }  // namespace verity::text

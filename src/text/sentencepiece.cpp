@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "text/case_folds.hpp"
+#include "text/surface.hpp"
 
 namespace verity::text {
 namespace {
@@ -133,6 +134,7 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::vector<SentencePiece> pieces
   strings.reserve(impl_->pieces.size());
   for (const auto& p : impl_->pieces) strings.push_back(p.piece);
   register_vocabulary(strings);
+  register_sentencepiece_spellings(strings, reserved);  // texts compared on the surface (text/surface.hpp)
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "text/case_folds.hpp"
+#include "text/surface.hpp"
 
 namespace verity::text {
 namespace {
@@ -157,6 +158,10 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPiece
   std::sort(specials_.begin(), specials_.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   register_vocabulary(vocab_);  // pieces compared ignoring case (text/case_folds.hpp)
+  std::vector<std::string> silent;  // the special tokens every text may get
+  for (const auto& [token, id] : specials_)
+    if (id != unk_id_) silent.push_back(token);
+  register_wordpiece_spellings(vocab_, options_.continuing_subword_prefix, options_.unk_token, silent);
 }
 
 WordPieceTokenizer WordPieceTokenizer::from_vocab_txt(const std::string& path, WordPieceOptions options) {

@@ -22,6 +22,7 @@
 #include "eval/pair_eval.hpp"
 #include "eval/pair_metrics.hpp"
 #include "search/pipeline.hpp"
+#include "text/surface.hpp"
 #include "verify/detail/alignment_modules.hpp"
 #include "verify/pair_scoring.hpp"
 
@@ -500,18 +501,51 @@ size_t spell_lexicon(verify::AlignmentVerifier& verifier, const encode::Encoder&
   return count;
 }
 
+SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups) {
+  SurfaceFloorFit fit;
+  constexpr size_t kChunk = 4096;  // pairs per batch: progress and interrupts between them
+  size_t total = 0;
+  for (const auto& g : groups) total += g.pairs.size();
+  Progress progress("surface matches", total);
+  for (const auto& g : groups) {
+    auto& [pairs, same] = fit.by_group[g.name];
+    for (size_t begin = 0; begin < g.pairs.size(); begin += kChunk) {
+      check_interrupt();
+      const size_t end = std::min(g.pairs.size(), begin + kChunk);
+      std::vector<std::string> texts;
+      for (size_t i = begin; i < end; ++i) texts.push_back(g.pairs[i].a), texts.push_back(g.pairs[i].b);
+      const auto pieces = encoder.pieces(texts);
+      const auto spellings = text::registered_surface_spellings();  // the encoder's tokenizer registered its own
+      for (size_t i = begin; i < end; ++i) {
+        const auto a = verify::token_identities(pieces[2 * (i - begin)]);
+        const auto b = verify::token_identities(pieces[2 * (i - begin) + 1]);
+        if (spellings->same_surface(a, b)) ++pairs, same += g.pairs[i].label == 1;
+      }
+      progress.add(end - begin);
+    }
+    fit.pairs += pairs, fit.same += same;
+  }
+  progress.finish();
+  fit.floor = double(fit.same + 1) / double(fit.pairs + 2);
+  return fit;
+}
+
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
-                                const std::vector<LabelledGroup>& groups, PooledTerm term, ThresholdRule rule,
-                                size_t chunk, GateSource gate_source, double gate_band, bool fit_flip_cap) {
+                                const std::vector<LabelledGroup>& groups, const RecalibrateOptions& o) {
   VERITY_CHECK(!groups.empty(), ConfigError, "recalibrate: no labelled groups");
   search::check_verifier_encoder(verifier, encoder);
   const auto t0 = Clock::now();
   RecalibrationReport report;
   report.previous = verifier.calibration();
+  VERITY_CHECK(!o.keep_calibration || report.previous.has_value(), ConfigError,
+               "recalibrate: the file has no calibration to keep");
+  VERITY_CHECK(!o.keep_calibration || o.fit_flip_cap || !o.surface_groups.empty(), ConfigError,
+               "recalibrate: keeping the file's calibration fits only a flip cap or a surface floor, and neither "
+               "was asked for");
   std::optional<verify::CalibrationGate> fixed_gate;
-  if (gate_source == GateSource::file) {
-    VERITY_CHECK(term == PooledTerm::gated, ConfigError, "recalibrate: the file's gate needs --pooled-term gated, not '",
-                 pooled_term_name(term), "'");
+  if (o.gate_source == GateSource::file && !o.keep_calibration) {
+    VERITY_CHECK(o.term == PooledTerm::gated, ConfigError,
+                 "recalibrate: the file's gate needs --pooled-term gated, not '", pooled_term_name(o.term), "'");
     VERITY_CHECK(report.previous.has_value(), ConfigError,
                  "recalibrate: the file has no calibration to keep as the gate (use the refitted gate)");
     const auto& prev = *report.previous;
@@ -522,14 +556,22 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
       fixed_gate = verify::CalibrationGate{prev.scale, prev.bias, prev.threshold};
     }
   }
+  // Fitted before any pair is scored: a floor with no surface match to stand on fails fast.
+  if (!o.surface_groups.empty()) {
+    report.surface = fit_surface_floor(encoder, o.surface_groups);
+    VERITY_CHECK(report.surface->pairs > 0, ConfigError,
+                 "recalibrate: no dev pair is the same text on the surface (case, spacing, punctuation aside), so a "
+                 "surface floor cannot be fitted");
+  }
   const LogitScorer logits(verifier);
   const LogitScorer signals(verifier, true);
-  // nullptr: the pooled cosine; the signals only where a band or a flip cap
-  // (the new calibration's or the file's own) reads them.
+  // nullptr: the pooled cosine; the signals only where a band, a flip cap or
+  // a surface floor (the new calibration's or the file's own) reads them.
   std::vector<const verify::Verifier*> scorers = {&logits, nullptr};
   const auto& prev = report.previous;
-  const bool read_signals = gate_band > 0 || fit_flip_cap ||
-                            (prev && (prev->flip_cap < 1 || (prev->gate && prev->gate->band > 0)));
+  const bool read_signals =
+      o.gate_band > 0 || o.fit_flip_cap || report.surface ||
+      (prev && (prev->flip_cap < 1 || prev->surface_floor > 0 || (prev->gate && prev->gate->band > 0)));
   if (read_signals) scorers.push_back(&signals);
   std::vector<CalibrationGroup> cgs;
   for (const auto& g : groups) {
@@ -539,7 +581,7 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     VERITY_CHECK(same > 0 && same < g.pairs.size(), ConfigError, "recalibrate: group ", g.name,
                  " needs pairs of both labels (", same, " of ", g.pairs.size(), " are same-meaning)");
     log("recalibrate: scoring ", g.pairs.size(), " pairs of ", g.name);
-    auto s = eval::score_labelled_pairs(g.pairs, encoder, scorers, chunk);
+    auto s = eval::score_labelled_pairs(g.pairs, encoder, scorers, o.chunk);
     CalibrationGroup cg{g.name, std::move(s[0]), {}, {}, {}};
     for (size_t i = 0; i < g.pairs.size(); ++i) {
       cg.cosines.push_back(s[1][i]);
@@ -549,8 +591,24 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     report.pairs += g.pairs.size();
     cgs.push_back(std::move(cg));
   }
-  report.fit = fit_calibration(cgs, term, rule, fixed_gate, gate_band);
-  if (fit_flip_cap) {
+  auto summarize = [&](CalibrationFit& fit) {
+    double macro = 0, accuracy = 0;
+    for (const auto& [name, m] : metrics_at(cgs, fit.calibration)) macro += m.auc, accuracy += m.accuracy;
+    fit.macro_auc = macro / double(cgs.size());
+    fit.mean_accuracy = accuracy / double(cgs.size());
+  };
+  if (o.keep_calibration) {
+    report.fit.calibration = *prev;
+    report.fit.term = PooledTerm::none;
+    double network = 0;
+    for (const auto& g : cgs) network += eval::binary_metrics(g.logits, g.labels).auc;
+    report.fit.network_macro_auc = network / double(cgs.size());
+    summarize(report.fit);
+  } else {
+    report.fit = fit_calibration(cgs, o.term, o.rule, fixed_gate, o.gate_band);
+  }
+  auto& c = report.fit.calibration;
+  if (o.fit_flip_cap) {
     FlipCapFit flips;
     for (const auto& g : cgs) {
       auto& [pairs, same] = flips.by_group[g.name];
@@ -561,20 +619,20 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     VERITY_CHECK(flips.pairs > 0, ConfigError, "recalibrate: no dev pair differs only by a polarity flip, so a flip cap "
                  "cannot be fitted (give pairs or near-miss triples with negations or opposites)");
     flips.cap = double(flips.same + 1) / double(flips.pairs + 2);
-    auto& c = report.fit.calibration;
     c.flip_cap = float(flips.cap);
-    // The fit's figures with the cap in place.
-    double macro = 0, accuracy = 0;
-    for (const auto& [name, m] : metrics_at(cgs, c)) macro += m.auc, accuracy += m.accuracy;
-    report.fit.macro_auc = macro / double(cgs.size());
-    report.fit.mean_accuracy = accuracy / double(cgs.size());
     log("recalibrate: ", flips.pairs, " dev pairs differ only by a polarity flip, ", flips.same,
         " of them same-meaning: P of such a pair capped at ", flips.cap);
     report.flips = std::move(flips);
   }
-  report.dev = metrics_at(cgs, report.fit.calibration);
+  if (report.surface) {
+    c.surface_floor = float(report.surface->floor);
+    log("recalibrate: ", report.surface->pairs, " dev pairs are the same text on the surface, ", report.surface->same,
+        " of them same-meaning: P of such a pair at least ", report.surface->floor);
+  }
+  if (o.fit_flip_cap || report.surface) summarize(report.fit);  // the fit's figures with them in place
+  report.dev = metrics_at(cgs, c);
   if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
-  verifier.set_calibration(report.fit.calibration);
+  verifier.set_calibration(c);
   report.seconds = seconds_since(t0);
   return report;
 }

@@ -134,9 +134,10 @@ struct CalibrationGroup {
   std::vector<double> cosines;
   std::vector<int> labels;
   // Per pair, AlignmentVerifier::logits' signal bits: kIdentitySignalBit
-  // (verify::identity_signal) and kMinimalFlipBit (verify::minimal_flip).
-  // Empty: every pair has an identity signal (a gate band never applies) and
-  // none is a minimal flip.
+  // (verify::identity_signal), kMinimalFlipBit (verify::minimal_flip) and
+  // kSurfaceMatchBit (the texts are the same on the surface). Empty: every
+  // pair has an identity signal (a gate band never applies), none is a
+  // minimal flip and none a surface match.
   std::vector<uint8_t> signals;
   bool identity_signal(size_t i) const {
     return signals.empty() || (signals[i] & verify::AlignmentVerifier::kIdentitySignalBit) != 0;
@@ -144,8 +145,11 @@ struct CalibrationGroup {
   bool minimal_flip(size_t i) const {
     return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kMinimalFlipBit) != 0;
   }
+  bool surface_match(size_t i) const {
+    return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kSurfaceMatchBit) != 0;
+  }
   double probability(const verify::Calibration& c, size_t i) const {
-    return c.probability(logits[i], cosines[i], identity_signal(i), minimal_flip(i));
+    return c.probability(logits[i], cosines[i], identity_signal(i), minimal_flip(i), surface_match(i));
   }
 };
 
@@ -208,33 +212,64 @@ struct FlipCapFit {
   double cap = 1;
 };
 
+// The floor under P of surface matches (verify::Calibration::surface_floor):
+// among the dev pairs whose texts are the same on the surface
+// (text::SurfaceSpellings::same_surface of their pieces), (same + 1) /
+// (pairs + 2).
+struct SurfaceFloorFit {
+  size_t pairs = 0, same = 0;
+  std::map<std::string, std::pair<size_t, size_t>> by_group;  // group -> (pairs, same)
+  double floor = 0;
+};
+
 struct RecalibrationReport {
   CalibrationFit fit;                               // the new calibration, on these groups
   std::optional<FlipCapFit> flips;                  // with fit_flip_cap
+  std::optional<SurfaceFloorFit> surface;           // with surface_groups
   std::optional<verify::Calibration> previous;      // the file's own, if it had one
   std::map<std::string, SourceMetrics> dev, previous_dev;  // per group, at each calibration's threshold
   size_t pairs = 0;
   double seconds = 0;
 };
 
-// Refits a trained F5's calibration on labelled groups (fit_calibration) from
-// its network's logits and the pooled cosines of `encoder`, which must be the
-// encoder the file records (ConfigError naming both otherwise). The network is
-// unchanged; the verifier gets the new calibration. SIGINT stops between
-// chunks (Interrupted). GateSource::file (term gated only) keeps the file's
-// own verdicts: the gate is its calibration, which must hold no pooled term
-// (or be gated itself); ConfigError otherwise. With `fit_flip_cap` the new
-// calibration also caps minimal flips (FlipCapFit; ConfigError when no dev
-// pair is one), fitted after the rest, whose figures then include it.
+// GateSource::file (term gated only) keeps the file's own verdicts: the gate
+// is its calibration, which must hold no pooled term (or be gated itself).
 enum class GateSource { refit, file };
 GateSource parse_gate_source(const std::string& text);  // "refit" | "file"
 const char* gate_source_name(GateSource source);
 
+struct RecalibrateOptions {
+  PooledTerm term = PooledTerm::none;
+  ThresholdRule rule = ThresholdRule::plateau;
+  size_t chunk = 64;  // pairs encoded per batch
+  GateSource gate_source = GateSource::refit;
+  double gate_band = 0;
+  // Keep the file's calibration as it is (it must have one) and fit only the
+  // flip cap and the surface floor asked for: a rule added to a calibrated
+  // verifier moves no other score. term, rule, gate_source and gate_band are
+  // then unused.
+  bool keep_calibration = false;
+  // Cap minimal flips (FlipCapFit; ConfigError when no dev pair is one).
+  bool fit_flip_cap = false;
+  // Fit the surface floor (SurfaceFloorFit) on these pairs, read whole (the
+  // groups' samples hold few surface matches); empty = no floor. ConfigError
+  // when none of them is a surface match.
+  std::vector<LabelledGroup> surface_groups;
+};
+
+// Refits a trained F5's calibration on labelled groups (fit_calibration) from
+// its network's logits and the pooled cosines of `encoder`, which must be the
+// encoder the file records (ConfigError naming both otherwise). The network is
+// unchanged; the verifier gets the new calibration. SIGINT stops between
+// chunks (Interrupted). The flip cap and the surface floor are fitted after
+// the rest, whose figures then include them.
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
-                                const std::vector<LabelledGroup>& groups, PooledTerm term,
-                                ThresholdRule rule = ThresholdRule::plateau, size_t chunk = 64,
-                                GateSource gate_source = GateSource::refit, double gate_band = 0,
-                                bool fit_flip_cap = false);
+                                const std::vector<LabelledGroup>& groups, const RecalibrateOptions& options);
+
+// The dev pairs among `groups` whose texts are the same on the surface, per
+// group, and the floor they give; the pieces come from the encoder's
+// tokenizer (Encoder::pieces), read through the registered spellings.
+SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups);
 
 // Spells every antonym form and number word of the verifier's lexicon,
 // lower-case and capitalized, with the encoder's tokenizer (Encoder::pieces)

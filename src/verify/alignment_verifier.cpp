@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/section_file.hpp"
+#include "text/surface.hpp"
 #include "verify/detail/alignment_modules.hpp"
 #include "verify/detail/learned_modules.hpp"
 #include "verify/kernels.hpp"
@@ -18,11 +19,11 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 11;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 12;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
                                   // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
                                   // 8: spellings (LEXS); 9: a gate band; 10: a flip cap; 11: case folds
-                                  // (FOLD); 4-11 are written only when used
+                                  // (FOLD); 12: a surface floor; 4-12 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -449,9 +450,12 @@ double capless_probability(const Calibration& c, float logit, double cosine, boo
 }
 }  // namespace
 
-double Calibration::probability(float logit, double cosine, bool identity_signal, bool minimal_flip) const {
-  const double p = capless_probability(*this, logit, cosine, identity_signal);
-  return minimal_flip ? std::min(p, double(flip_cap)) : p;
+double Calibration::probability(float logit, double cosine, bool identity_signal, bool minimal_flip,
+                                bool surface_match) const {
+  double p = capless_probability(*this, logit, cosine, identity_signal);
+  if (minimal_flip) p = std::min(p, double(flip_cap));
+  if (surface_match) p = std::max(p, double(surface_floor));
+  return p;
 }
 
 const char* pooled_form_name(Calibration::PooledForm form) {
@@ -478,6 +482,7 @@ nlohmann::json calibration_json(const Calibration& c) {
                         {"pooled_form", pooled_form_name(c.pooled_form)},
                         {"gate", gate}};
   if (c.flip_cap < 1) out["flip_cap"] = c.flip_cap;
+  if (c.surface_floor > 0) out["surface_floor"] = c.surface_floor;
   return out;
 }
 
@@ -499,8 +504,10 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
                        (c.candidate_pooled.empty() || c.candidate_pooled.size() == net->pooled_dim),
                    ConfigError, "verifier ", spec(), ": pooled vectors of ", c.query_pooled.size(), " and ",
                    c.candidate_pooled.size(), " dimensions, its pooled head was trained on ", net->pooled_dim);
-  // Which pieces are the same ignoring case: the tokenizers' vocabularies (minimal_flip reads it).
+  // Which pieces are the same ignoring case (minimal_flip reads it) and how
+  // they spell text: the tokenizers' vocabularies.
   const auto case_folds = text::registered_case_folds();
+  const auto spellings = signals ? text::registered_surface_spellings() : nullptr;
   // Pairs are independent: features and network split over torch's intra-op threads.
   at::parallel_for(0, int64_t(todo.size()), 4, [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k) {
@@ -518,7 +525,8 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
       out[i] = net->logit(features);
       if (signals)
         (*signals)[i] = uint8_t((identity_signal(features) ? kIdentitySignalBit : 0) |
-                                (minimal_flip(features) ? kMinimalFlipBit : 0));
+                                (minimal_flip(features) ? kMinimalFlipBit : 0) |
+                                (spellings->same_surface(given.query_ids, given.candidate_ids) ? kSurfaceMatchBit : 0));
     }
   });
   return out;
@@ -530,7 +538,7 @@ std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap>
                context.size(), " contexts");
   const Calibration c = impl_->calibration.value_or(Calibration{});
   std::vector<uint8_t> signals;
-  const bool read_signals = (c.gate && c.gate->band > 0) || c.flip_cap < 1;
+  const bool read_signals = (c.gate && c.gate->band > 0) || c.flip_cap < 1 || c.surface_floor > 0;
   auto z = logits(maps, context, read_signals ? &signals : nullptr);
   for (size_t i = 0; i < z.size(); ++i) {
     if (maps[i].empty()) {
@@ -539,7 +547,8 @@ std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap>
     }
     const bool identity = signals.empty() || (signals[i] & kIdentitySignalBit) != 0;
     const bool flip = !signals.empty() && (signals[i] & kMinimalFlipBit) != 0;
-    z[i] = float(c.probability(z[i], context[i].pooled_cosine, identity, flip));
+    const bool surface = !signals.empty() && (signals[i] & kSurfaceMatchBit) != 0;
+    z[i] = float(c.probability(z[i], context[i].pooled_cosine, identity, flip, surface));
   }
   return z;
 }
@@ -610,6 +619,8 @@ void AlignmentVerifier::set_calibration(const Calibration& c) {
                  " (the gate keeps the network's verdicts), band=", g->band, " in [0, 0.5)");
   VERITY_CHECK(c.flip_cap > 0 && c.flip_cap <= 1, ConfigError, "f5 calibration: flip_cap=", c.flip_cap,
                " must be in (0, 1]");
+  VERITY_CHECK(c.surface_floor >= 0 && c.surface_floor < 1, ConfigError, "f5 calibration: surface_floor=",
+               c.surface_floor, " must be in [0, 1)");
   impl_->calibration = c;
 }
 
@@ -644,6 +655,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   if (const auto& c = impl_->calibration; c && c->gate && c->gate->band > 0) version = 9;
   if (const auto& c = impl_->calibration; c && c->flip_cap < 1) version = 10;
   if (impl_->config.fold_case) version = 11;
+  if (const auto& c = impl_->calibration; c && c->surface_floor > 0) version = 12;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -725,6 +737,7 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
                                      file.version() >= 9 ? g.value("band", 0.0f) : 0.0f};
       }
       if (file.version() >= 10) cal.flip_cap = c.value("flip_cap", 1.0f);
+      if (file.version() >= 12) cal.surface_floor = c.value("surface_floor", 0.0f);
       v->set_calibration(cal);
     }
     if (v->impl_->config.fold_case) v->impl_->folds = read_case_folds(file, path);

@@ -12,12 +12,13 @@
 // number words or negators, 6 when it has negating clitics, 7 when it has a
 // pooled head (config "pooled_head", "pooled_dim"), 8 when its lexicon has
 // spellings, 9 when its gate has a band, 10 when its calibration caps minimal
-// flips (version 2, read too, has no pooled terms in its calibration):
+// flips, 12 when it has a surface floor (11: FOLD; version 2, read too, has no
+// pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
 //               "gate" (v4: {"scale", "bias", "threshold", "band" (v9, > 0)} | null),
-//               "flip_cap" (v10, < 1)} | null}
+//               "flip_cap" (v10, < 1), "surface_floor" (v12, > 0)} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
@@ -101,18 +102,28 @@ struct Calibration {
   // accept a flip in a text of two or three words ("increase volume" /
   // "decrease volume"); in a minimal pair an opposite is the difference.
   float flip_cap = 1;
+  // P of a pair whose texts are the same but for case, spacing, apostrophes
+  // and sentence punctuation (text::SurfaceSpellings::same_surface) is at
+  // least this, the share of same-meaning pairs among such dev pairs (0: no
+  // floor). The network reads "\u2581Machine" and "\u2581machine" as
+  // different tokens whose vectors USE-lite sets apart, so it refuses "What is
+  // Machine Learning?" for "What is machine learning?".
+  float surface_floor = 0;
 
   // cosine NaN = unknown. identity_signal: verify::identity_signal of the
   // pair (true where unknown, so a gate band never applies); minimal_flip:
-  // verify::minimal_flip of the pair (false where unknown).
-  double probability(float logit, double cosine, bool identity_signal = true, bool minimal_flip = false) const;
+  // verify::minimal_flip of the pair (false where unknown); surface_match:
+  // the texts are the same on the surface (false where unknown).
+  double probability(float logit, double cosine, bool identity_signal = true, bool minimal_flip = false,
+                     bool surface_match = false) const;
 };
 // "hinge" | "linear".
 const char* pooled_form_name(Calibration::PooledForm form);
 Calibration::PooledForm parse_pooled_form(const std::string& text);
 // The file's and the CLI reports' form: {"scale", "bias", "threshold", "pooled_weight",
 // "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold", "band"?} | null,
-// "flip_cap"?} ("band" only when > 0, "flip_cap" only when < 1).
+// "flip_cap"?, "surface_floor"?} ("band" only when > 0, "flip_cap" only when
+// < 1, "surface_floor" only when > 0).
 nlohmann::json calibration_json(const Calibration& c);
 
 class AlignmentVerifier final : public Verifier {
@@ -133,8 +144,9 @@ class AlignmentVerifier final : public Verifier {
   // Uncalibrated network outputs (what calibration rescales); 0 for empty maps.
   // With `signals`, also each pair's kIdentitySignalBit (verify::identity_signal;
   // set for an empty map) and kMinimalFlipBit (verify::minimal_flip), from the
-  // same features.
-  static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2;
+  // same features, and kSurfaceMatchBit (text::SurfaceSpellings::same_surface
+  // of the context's identities, through the registered spellings).
+  static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2, kSurfaceMatchBit = 4;
   std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
                             std::vector<uint8_t>* signals = nullptr) const;
   bool uses_context() const override { return true; }

@@ -95,6 +95,14 @@ std::string tiny_f5_command(const TinyF5Data& d) {
          " --f5-hidden 4 --f5-mlp 4 --f5-embedding 0 --epochs 1 --steps-per-epoch 3 --json --quiet";
 }
 
+// A labelled-pair file of one source: (a, b, label) rows.
+void write_pairs(const std::string& path, const std::string& source,
+                 const std::vector<std::tuple<const char*, const char*, int>>& rows) {
+  std::ofstream f(path);
+  for (const auto& [a, b, label] : rows)
+    f << nlohmann::json{{"a", a}, {"b", b}, {"label", label}, {"source", source}}.dump() << "\n";
+}
+
 }  // namespace
 
 // Where only the cosine carries the labels of one group, the fit gives the
@@ -863,15 +871,11 @@ TEST(TrainVerifierF5Cli, SpelledLexiconHoldsTheTokenizersSplitForms) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("no dev pair differs only by a polarity flip"), std::string::npos) << r.err;
   const auto flips = (data.dir / "flips.jsonl").string();
-  {
-    std::ofstream f(flips);
-    for (const auto& [a, b, label] : std::vector<std::tuple<const char*, const char*, int>>{
-             {"the upper room", "the lower room", 0},
-             {"the cat sat on the upper table", "the cat sat on the lower table", 0},
-             {"the lower desk", "the upper desk", 0},
-             {"the room is upper", "the room is not lower", 1}})  // a negator and an opposite cancel
-      f << nlohmann::json{{"a", a}, {"b", b}, {"label", label}, {"source", "flips"}}.dump() << "\n";
-  }
+  write_pairs(flips, "flips",
+              {{"the upper room", "the lower room", 0},
+               {"the cat sat on the upper table", "the cat sat on the lower table", 0},
+               {"the lower desk", "the upper desk", 0},
+               {"the room is upper", "the room is not lower", 1}});  // a negator and an opposite cancel
   r = verity_test::run(calibrate + " --add-antonyms relations --flip-cap --dev-pairs " + flips);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto capped = nlohmann::json::parse(r.out);
@@ -897,5 +901,69 @@ TEST(TrainVerifierF5Cli, SpelledLexiconHoldsTheTokenizersSplitForms) {
     if (j.at("label") == 0) capped_flips += j.at("score").get<double>() <= 0.2 + 1e-6;
   }
   EXPECT_EQ(capped_flips, 3u);
+  fs::remove_all(data.dir);
+}
+
+// calibrate --surface-floor counts the dev pairs whose texts are the same on
+// the surface (case and sentence punctuation aside) and floors their P at
+// (same + 1) / (pairs + 2); with --keep-calibration every other part of the
+// file's calibration stays, so only those pairs' scores move.
+TEST(TrainVerifierF5Cli, SurfaceFloorOnAKeptCalibration) {
+  const auto data = write_tiny_f5_data("verity_f5_surface_");
+  const auto trained = (data.dir / "trained.valn").string(), floored = (data.dir / "floored.valn").string();
+  auto r = verity_test::run(tiny_f5_command(data) + " --seed 1 --out " + trained);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto surface = (data.dir / "surface.jsonl").string();
+  write_pairs(surface, "surface",
+              {{"The cat sat on the mat.", "the cat sat on the mat", 1},
+               {"the cat sat on the mat !", "The Cat sat on the mat", 1},
+               {"the cat sat on the mat?", "the cat sat on the mat", 0},
+               {"the cat sat on the mat", "the mat sat on the cat", 0}});  // the same words, not the same text
+  const std::string calibrate = "calibrate --dev-pairs " + data.dev + " --encoder bert:" + data.encoder +
+                                " --verifier " + trained + " --json --quiet --out " + floored;
+  // Keeping the calibration fits only a cap or a floor; a floor needs a surface match among the dev pairs.
+  r = verity_test::run(calibrate + " --keep-calibration");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("neither was asked for"), std::string::npos) << r.err;
+  r = verity_test::run(calibrate + " --keep-calibration --surface-floor");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no dev pair is the same text on the surface"), std::string::npos) << r.err;
+
+  r = verity_test::run(calibrate + " --keep-calibration --surface-floor --dev-pairs " + surface);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  const auto& fit = summary.at("surface_floor");
+  EXPECT_EQ(fit.at("pairs"), 3);
+  EXPECT_EQ(fit.at("same"), 2);
+  EXPECT_DOUBLE_EQ(fit.at("floor").get<double>(), 3.0 / 5.0);
+  EXPECT_EQ(fit.at("by_group").at("surface").at("pairs"), 3);
+  EXPECT_EQ(summary.at("calibration").at("kept"), true);
+  EXPECT_FALSE(summary.at("calibration").contains("pooled_term"));
+  const auto before = verify::AlignmentVerifier::load(trained), after = verify::AlignmentVerifier::load(floored);
+  ASSERT_TRUE(before->calibration() && after->calibration());
+  auto kept = *after->calibration();
+  EXPECT_FLOAT_EQ(kept.surface_floor, 0.6f);
+  kept.surface_floor = 0;
+  EXPECT_EQ(verify::calibration_json(kept), verify::calibration_json(*before->calibration()));
+  const auto record = nlohmann::json::parse(after->provenance()).at("recalibrated");
+  EXPECT_EQ(record.at("kept_calibration"), true);
+  EXPECT_EQ(record.at("surface_floor").at("pairs"), 3);
+
+  // Scored: the surface matches reach the floor, the reordered pair scores as before.
+  auto scores = [&](const std::string& verifier) {
+    const auto out = (data.dir / "scores.jsonl").string();
+    const auto run = verity_test::run("pairs-eval --data " + surface + " --encoder bert:" + data.encoder +
+                                      " --verifier f5:" + verifier + " --scores-out " + out + " --json --quiet");
+    EXPECT_EQ(run.status, 0) << run.err;
+    std::vector<double> s;
+    std::ifstream in(out);
+    for (std::string line; std::getline(in, line);) s.push_back(nlohmann::json::parse(line).at("score").get<double>());
+    return s;
+  };
+  const auto plain = scores(trained), raised = scores(floored);
+  ASSERT_EQ(plain.size(), 4u);
+  ASSERT_EQ(raised.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(raised[i], std::max(plain[i], 0.6), 1e-6) << i;
+  EXPECT_DOUBLE_EQ(raised[3], plain[3]);
   fs::remove_all(data.dir);
 }

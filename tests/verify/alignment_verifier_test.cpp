@@ -834,6 +834,59 @@ TEST(AlignmentVerifier, FlipCapBoundsOnlyMinimalFlips) {
   EXPECT_THROW(v->set_calibration(cal), ConfigError);
 }
 
+// The surface floor raises P of a pair whose texts are the same but for case
+// and punctuation, read through the spellings of the tokenizers this process
+// made, and travels in the file (version 12; absent when 0).
+TEST(AlignmentVerifier, SurfaceFloorRaisesOnlyTextsTheSameOnTheSurface) {
+  // Making a tokenizer registers how its pieces spell text (text/surface.hpp).
+  const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
+                                                {"<x3>", 0}, {"\u2581Close", -1}, {"\u2581close", -1},
+                                                {"\u2581open", -1}, {"\u2581the", -1}, {"\u2581Valve", -1},
+                                                {"\u2581valve", -1}, {".", -1}});
+  EXPECT_GT(tokenizer.size(), 0u);
+  auto v = tiny_verifier(13);
+  Calibration cal;
+  cal.scale = 1.0f, cal.bias = -4.0f, cal.threshold = 0.5f;  // the network's P is low for every pair
+  v->set_calibration(cal);
+  auto score = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
+    const size_t dim = 8;
+    std::vector<int> a, b;
+    for (size_t i = 0; i < pa.size(); ++i) a.push_back(int(i % dim));
+    for (size_t i = 0; i < pb.size(); ++i) b.push_back(int(i % dim));
+    const std::vector<SimilarityMap> maps = {SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim)};
+    const auto ia = piece_ids(pa), ib = piece_ids(pb);
+    return v->score_pairs(maps, std::vector<PairContext>{PairContext{ia, ib, 0.9f}})[0];
+  };
+  const std::vector<std::string> upper = {"\u2581Close", "\u2581the", "\u2581Valve", "."};
+  const std::vector<std::string> lower = {"\u2581close", "\u2581the", "\u2581valve"};
+  const std::vector<std::string> opposite = {"\u2581open", "\u2581the", "\u2581valve"};
+  const float unfloored = score(upper, lower);
+  ASSERT_LT(unfloored, 0.5f);
+  const float other = score(upper, opposite);
+  cal.surface_floor = 0.9f;
+  v->set_calibration(cal);
+  EXPECT_FLOAT_EQ(score(upper, lower), 0.9f);
+  EXPECT_FLOAT_EQ(score(lower, upper), 0.9f);
+  EXPECT_FLOAT_EQ(score(upper, opposite), other);  // another word: no floor
+  EXPECT_NEAR(cal.probability(4.0f, 0.9, true, false, true), 0.9, 1e-6);  // 0.5 raised to the floor
+  EXPECT_NEAR(cal.probability(4.0f, 0.9, true, false, false), 0.5, 1e-6);
+  EXPECT_NEAR(cal.probability(8.0f, 0.9, true, false, true), 1.0 / (1.0 + std::exp(-4.0)), 1e-6);  // already higher
+
+  const auto path = temp_path("surface-floor.valn");
+  auto w = saved_and_loaded(*v, cal, path);
+  EXPECT_EQ(SectionFile(path, "VALN", 12).version(), 12u);
+  ASSERT_TRUE(w->calibration());
+  EXPECT_FLOAT_EQ(w->calibration()->surface_floor, 0.9f);
+  EXPECT_FLOAT_EQ(calibration_json(cal)["surface_floor"].get<float>(), 0.9f);
+  cal.surface_floor = 0.0f;
+  EXPECT_FALSE(calibration_json(cal).contains("surface_floor"));
+  v->set_calibration(cal);
+  v->save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", 12).version(), 3u);
+  cal.surface_floor = 1.0f;
+  EXPECT_THROW(v->set_calibration(cal), ConfigError);
+}
+
 // The cap reads the case folds of the tokenizers this process made (text/
 // case_folds.hpp): "Shut the valve" / "Never shut the valve" is capped like
 // "shut the valve" / "never shut the valve", the first word capitalized or not.

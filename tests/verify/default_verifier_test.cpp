@@ -89,12 +89,21 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   EXPECT_GT(*d->default_threshold(), 0.0f);
   EXPECT_LT(*d->default_threshold(), 1.0f);
   EXPECT_EQ(d->encoder().rfind("use-lite:", 0), 0u) << d->encoder();
-  // How it was trained, and how it was recalibrated when it was.
+  // How it was trained, and each recalibration since, the latest outermost
+  // (calibrate keeps the file's record under "trained").
   const auto provenance = nlohmann::json::parse(AlignmentVerifier::load(path)->provenance());
-  const auto& trained = provenance.contains("trained") ? provenance.at("trained") : provenance;
-  EXPECT_FALSE(trained.at("argv").get<std::string>().empty());
-  if (provenance.contains("recalibrated"))
-    EXPECT_FALSE(provenance.at("recalibrated").at("argv").get<std::string>().empty());
+  std::vector<nlohmann::json> recalibrations;
+  const nlohmann::json* trained = &provenance;
+  while (trained->contains("recalibrated")) {
+    recalibrations.push_back(trained->at("recalibrated"));
+    EXPECT_FALSE(recalibrations.back().at("argv").get<std::string>().empty());
+    trained = &trained->at("trained");
+  }
+  EXPECT_FALSE(trained->at("argv").get<std::string>().empty());
+  ASSERT_FALSE(recalibrations.empty());
+  const auto with_lexicon = std::find_if(recalibrations.begin(), recalibrations.end(),
+                                         [](const auto& r) { return r.contains("added_antonyms"); });
+  ASSERT_NE(with_lexicon, recalibrations.end());
   EXPECT_LE(fs::file_size(path), 5u * 1024 * 1024);
   // Its lexicon holds the relation and direction opposites beside WordNet's antonyms, as its record says.
   const auto f5 = AlignmentVerifier::load(path);
@@ -102,10 +111,10 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
     for (const auto& [x, y] : list)
       EXPECT_TRUE(f5->lexicon().antonyms(token_identity("\u2581" + x), token_identity("\u2581" + y)))
           << x << " / " << y;
-  EXPECT_EQ(provenance.at("recalibrated").at("added_antonyms").at("source"), "relations+directions");
+  EXPECT_EQ(with_lexicon->at("added_antonyms").at("source"), "relations+directions");
   // And USE-lite's spellings of the forms it splits, so "disable" ("\u2581dis" "able") faces "enable".
   const auto& spellings = f5->lexicon().spellings();
-  EXPECT_EQ(provenance.at("recalibrated").at("spelled_forms").get<size_t>(), spellings.size());
+  EXPECT_EQ(with_lexicon->at("spelled_forms").get<size_t>(), spellings.size());
   const auto disable = std::find_if(spellings.begin(), spellings.end(), [](const auto& s) { return s.first == "disable"; });
   ASSERT_NE(disable, spellings.end());
   EXPECT_EQ(disable->second, (std::vector<std::string>{"\u2581dis", "able"}));
@@ -116,6 +125,10 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   const auto sixty = std::find_if(spellings.begin(), spellings.end(), [](const auto& s) { return s.first == "sixty"; });
   ASSERT_NE(sixty, spellings.end());
   EXPECT_EQ(f5->lexicon().spelled_at(token_identities(sixty->second), 0).number, Lexicon::number_identity("sixty"));
+  // Texts the same but for case and punctuation are floored where a rule says so, and the record counts them.
+  ASSERT_TRUE(f5->calibration().has_value());
+  EXPECT_GT(f5->calibration()->surface_floor, f5->calibration()->threshold);
+  EXPECT_GT(recalibrations.front().at("surface_floor").at("pairs").get<size_t>(), 0u);
   // The earlier F3 ensemble stays loadable for comparisons.
   auto old = make_verifier("ensemble:" + std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble.vens");
   EXPECT_TRUE(old->is_trained());

@@ -1,0 +1,216 @@
+#include "text/surface.hpp"
+
+#include <utf8proc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "text/case_folds.hpp"
+#include "text/detail/snapshot_registry.hpp"
+#include "text/utf8.hpp"
+
+namespace verity::text {
+namespace {
+
+bool is_apostrophe(char32_t cp) {
+  return cp == U'\'' || cp == U'\u2019' || cp == U'\u2018' || cp == U'`' || cp == U'\u00B4' || cp == U'\u02BC';
+}
+
+bool is_dash(char32_t cp) { return cp == U'-' || (cp >= U'\u2010' && cp <= U'\u2015'); }
+
+bool is_sentence_punctuation(char32_t cp) {
+  switch (cp) {
+    case U'.': case U',': case U';': case U':': case U'!': case U'?': case U'"': case U'(': case U')':
+    case U'[': case U']': case U'{': case U'}': case U'\\': case U'\u201C': case U'\u201D': case U'\u201E':
+    case U'\u00AB': case U'\u00BB': case U'\u2026': case U'\u2022': case U'\u00B7': case U'\u00BF':
+    case U'\u00A1':
+      return true;
+    default:
+      return is_dash(cp);
+  }
+}
+
+bool is_space(char32_t cp) {
+  if (cp == U' ' || (cp >= U'\t' && cp <= U'\r') || cp == U'\u0085' || cp == U'\u2581') return true;
+  if (cp < 0x80) return false;
+  const auto category = utf8proc_category(utf8proc_int32_t(cp));
+  return category == UTF8PROC_CATEGORY_ZS || category == UTF8PROC_CATEGORY_ZL || category == UTF8PROC_CATEGORY_ZP;
+}
+
+bool is_digit(char32_t cp) {
+  if (cp < 0x80) return cp >= U'0' && cp <= U'9';
+  return utf8proc_category(utf8proc_int32_t(cp)) == UTF8PROC_CATEGORY_ND;
+}
+
+// Code points of well-formed UTF-8; an ill-formed byte becomes one "code
+// point" >= 0x110000 that stands for itself.
+constexpr char32_t kRawByte = 0x110000;
+std::vector<char32_t> decode(std::string_view s) {
+  std::vector<char32_t> out;
+  out.reserve(s.size());
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  for (size_t pos = 0; pos < s.size();) {
+    if (p[pos] < 0x80) {
+      out.push_back(p[pos++]);
+      continue;
+    }
+    utf8proc_int32_t cp;
+    const auto n = utf8proc_iterate(p + pos, utf8proc_ssize_t(s.size() - pos), &cp);
+    if (n <= 0) {
+      out.push_back(kRawByte + p[pos++]);
+      continue;
+    }
+    out.push_back(char32_t(cp));
+    pos += size_t(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string surface_text(std::string_view text) {
+  // NFKC with case folding; ill-formed input is read as it is.
+  std::string folded(text);
+  utf8proc_uint8_t* mapped = nullptr;
+  const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()), utf8proc_ssize_t(text.size()),
+                              &mapped, utf8proc_option_t(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE |
+                                                         UTF8PROC_CASEFOLD));
+  if (n >= 0) folded.assign(reinterpret_cast<const char*>(mapped), size_t(n));
+  std::free(mapped);
+  if (n < 0) folded = lower_case_piece(text);
+
+  const auto cps = decode(folded);
+  std::string out;
+  out.reserve(folded.size());
+  bool space = false;      // a space is due before the next kept code point
+  char32_t last = 0;       // the last code point kept
+  for (size_t i = 0; i < cps.size(); ++i) {
+    const char32_t cp = cps[i];
+    const bool next_digit = i + 1 < cps.size() && is_digit(cps[i + 1]);
+    bool keep = true;
+    if (cp >= kRawByte) {
+      keep = true;
+    } else if (is_apostrophe(cp)) {
+      continue;
+    } else if (is_space(cp)) {
+      keep = false;
+    } else if ((cp == U'.' || cp == U',' || cp == U':') && !space && is_digit(last) && next_digit) {
+      keep = true;  // "3.5", "1,000", "10:30"
+    } else if (is_dash(cp) && next_digit) {
+      keep = true;  // "-5", "1903-1967"
+    } else if (is_sentence_punctuation(cp)) {
+      keep = false;
+    }
+    if (!keep) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    if (cp >= kRawByte) out.push_back(char(cp - kRawByte));
+    else append_utf8(out, cp);
+    last = cp;
+  }
+  return out;
+}
+
+bool SurfaceSpellings::add(uint32_t identity, Spelling spelling) {
+  auto [it, inserted] = spellings_.emplace(identity, spelling);
+  if (inserted) return true;
+  if (it->second == spelling || it->second.kind == Kind::opaque) return false;
+  it->second = Spelling{"", Kind::opaque};  // spelled two ways (or a hash collision): never a match
+  return true;
+}
+
+bool SurfaceSpellings::add_sentencepiece(std::span<const std::string> pieces, size_t reserved) {
+  bool added = false;
+  for (size_t id = 0; id < pieces.size(); ++id) {
+    const auto identity = piece_identity(pieces[id]);
+    if (id == 0) {
+      added |= add(identity, {"", Kind::opaque});
+      continue;
+    }
+    if (id < reserved) {
+      added |= add(identity, {"", Kind::silent});
+      continue;
+    }
+    std::string spelled;
+    const std::string_view piece = pieces[id];
+    for (size_t pos = 0; pos < piece.size();) {
+      if (piece.compare(pos, 3, "\u2581") == 0) {
+        spelled.push_back(' ');
+        pos += 3;
+      } else {
+        spelled.push_back(piece[pos++]);
+      }
+    }
+    added |= add(identity, {std::move(spelled), Kind::spelled});
+  }
+  return added;
+}
+
+bool SurfaceSpellings::add_wordpiece(std::span<const std::string> pieces, std::string_view continuing_prefix,
+                                     std::string_view unknown, std::span<const std::string> specials) {
+  bool added = false;
+  for (const auto& piece : pieces) {
+    const auto identity = piece_identity(piece);
+    if (piece == unknown) {
+      added |= add(identity, {"", Kind::opaque});
+    } else if (std::find(specials.begin(), specials.end(), piece) != specials.end()) {
+      added |= add(identity, {"", Kind::silent});
+    } else if (!continuing_prefix.empty() && std::string_view(piece).starts_with(continuing_prefix)) {
+      added |= add(identity, {piece.substr(continuing_prefix.size()), Kind::spelled});
+    } else {
+      added |= add(identity, {" " + piece, Kind::spelled});
+    }
+  }
+  return added;
+}
+
+std::optional<std::string> SurfaceSpellings::surface(std::span<const uint32_t> ids) const {
+  std::string text;
+  for (const auto id : ids) {
+    const auto it = spellings_.find(id);
+    if (it == spellings_.end() || it->second.kind == Kind::opaque) return std::nullopt;
+    text += it->second.text;
+  }
+  return surface_text(text);
+}
+
+bool SurfaceSpellings::same_surface(std::span<const uint32_t> a, std::span<const uint32_t> b) const {
+  if (a.empty() || b.empty() || spellings_.empty()) return false;
+  const size_t shorter = std::min(a.size(), b.size()), longer = std::max(a.size(), b.size());
+  if (longer > 4 * shorter + 16) return false;
+  const auto sa = surface(a);
+  if (!sa || sa->empty()) return false;
+  const auto sb = surface(b);
+  return sb && *sa == *sb;
+}
+
+namespace {
+// Adds through `add` (a SurfaceSpellings member); a vocabulary seen before adds nothing.
+template <class Add>
+void register_with(Add add) {
+  detail::registry_of<SurfaceSpellings>().update([&](const SurfaceSpellings& now) -> std::optional<SurfaceSpellings> {
+    SurfaceSpellings next = now;
+    if (!add(next)) return std::nullopt;
+    return next;
+  });
+}
+}  // namespace
+
+void register_sentencepiece_spellings(std::span<const std::string> pieces, size_t reserved) {
+  register_with([&](SurfaceSpellings& s) { return s.add_sentencepiece(pieces, reserved); });
+}
+
+void register_wordpiece_spellings(std::span<const std::string> pieces, std::string_view continuing_prefix,
+                                  std::string_view unknown, std::span<const std::string> specials) {
+  register_with([&](SurfaceSpellings& s) { return s.add_wordpiece(pieces, continuing_prefix, unknown, specials); });
+}
+
+std::shared_ptr<const SurfaceSpellings> registered_surface_spellings() {
+  return detail::registry_of<SurfaceSpellings>().snapshot();
+}
+
+}  // namespace verity::text

@@ -1,0 +1,77 @@
+#pragma once
+// Texts that differ only on the surface: in case, spacing, apostrophes and
+// sentence punctuation ("What is machine learning ?" / "What is Machine
+// Learning?", "What's" / "What’s", "Is being \"different\" bad?" / "Is being
+// different bad?"), told from their token identities. An identity does not
+// give its piece back, so every SentencePiece and WordPiece tokenizer
+// registers how its pieces spell text (register_spellings) in one
+// process-wide table, as it registers its case folds (text/case_folds.hpp);
+// a pair with a piece of no registered vocabulary, or an unknown-text piece,
+// is never a surface match.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace verity::text {
+
+// The surface of a text: Unicode NFKC with case folding; apostrophes (' ’ ‘ `
+// ´ ʼ) dropped, so "isn't" reads "isnt"; sentence punctuation (. , ; : ! ? " “
+// ” „ « » ( ) [ ] { } \ … • · ¿ ¡ and dashes) read as a space, except a '.',
+// ',' or ':' between two digits ("3.5", "1,000", "10:30") and a dash before a
+// digit ("-5"), which change a number; whitespace collapsed and trimmed.
+// Letters, digits and every other symbol (+ # % & / = $ @ ~ emoji) are kept:
+// "C" / "C++" and "5%" / "5" differ. Ill-formed UTF-8 is kept byte for byte.
+std::string surface_text(std::string_view text);
+
+// How the pieces of registered vocabularies spell text.
+class SurfaceSpellings {
+ public:
+  // Adds a SentencePiece vocabulary: "\u2581" starts a word; ids below
+  // `reserved` are special (id 0 stands for unknown text and ends any match,
+  // the others spell nothing).
+  // Each returns whether it added anything.
+  bool add_sentencepiece(std::span<const std::string> pieces, size_t reserved);
+  // Adds a WordPiece vocabulary: a piece starting with `continuing_prefix`
+  // continues the word before it, any other starts a word; `unknown` (its
+  // unknown token) ends any match and `specials` (its [CLS], [SEP], ...)
+  // spell nothing. A piece's spelling already held another way (two
+  // vocabularies that spell one piece differently) ends any match too.
+  bool add_wordpiece(std::span<const std::string> pieces, std::string_view continuing_prefix,
+                     std::string_view unknown, std::span<const std::string> specials);
+
+  // surface_text of what the pieces spell; nullopt when one is of no
+  // registered vocabulary, or unknown text, or ambiguous.
+  std::optional<std::string> surface(std::span<const uint32_t> ids) const;
+  // Whether both spell the same surface (false for an empty side). Texts
+  // far apart in length are told apart without spelling them: one holding
+  // more than 4 × the other's pieces + 16 (a query and a passage).
+  bool same_surface(std::span<const uint32_t> a, std::span<const uint32_t> b) const;
+  size_t size() const { return spellings_.size(); }
+
+ private:
+  enum class Kind : uint8_t { spelled, silent, opaque };
+  struct Spelling {
+    std::string text;
+    Kind kind = Kind::spelled;
+    bool operator==(const Spelling&) const = default;
+  };
+  // false when nothing was added (every piece held alike already).
+  bool add(uint32_t identity, Spelling spelling);
+  std::unordered_map<uint32_t, Spelling> spellings_;
+};
+
+// Adds a vocabulary's spellings to the process-wide table (thread-safe; the
+// tokenizers call it); a vocabulary seen before adds nothing.
+void register_sentencepiece_spellings(std::span<const std::string> pieces, size_t reserved);
+void register_wordpiece_spellings(std::span<const std::string> pieces, std::string_view continuing_prefix,
+                                  std::string_view unknown, std::span<const std::string> specials);
+// The process-wide table as it is now: an immutable snapshot (empty before
+// any vocabulary was registered), cheap to take once per batch of pairs.
+std::shared_ptr<const SurfaceSpellings> registered_surface_spellings();
+
+}  // namespace verity::text

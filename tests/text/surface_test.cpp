@@ -1,0 +1,114 @@
+#include "text/surface.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "text/case_folds.hpp"
+#include "text/sentencepiece.hpp"
+
+namespace verity::text {
+namespace {
+
+std::vector<uint32_t> ids(const std::vector<std::string>& pieces) {
+  std::vector<uint32_t> out;
+  for (const auto& p : pieces) out.push_back(piece_identity(p));
+  return out;
+}
+
+TEST(SurfaceText, SetsCaseSpacingApostrophesAndSentencePunctuationAside) {
+  EXPECT_EQ(surface_text("What is Machine Learning ?"), "what is machine learning");
+  EXPECT_EQ(surface_text("  what is machine\tlearning?"), "what is machine learning");
+  EXPECT_EQ(surface_text("What\u2019s the time?"), surface_text("What's the time"));
+  EXPECT_EQ(surface_text("Why isnt OF2 an oxide?"), surface_text("Why isn't OF2 an Oxide?"));
+  EXPECT_EQ(surface_text("Is being \"different\" a bad thing?"), surface_text("Is being different a bad thing?"));
+  EXPECT_EQ(surface_text("\u201CWhere is it?\u201D \u2014 he asked."), "where is it he asked");
+  EXPECT_EQ(surface_text("Peter (1903 - 1967) was a jazz - reedist"), "peter 1903 1967 was a jazz reedist");
+  EXPECT_EQ(surface_text("STRASSE"), surface_text("Stra\u00DFe"));  // case folding, not only lower-casing
+  EXPECT_EQ(surface_text("?!..."), "");
+}
+
+TEST(SurfaceText, KeepsWhatChangesANumberOrASymbol) {
+  EXPECT_NE(surface_text("It costs 3.5 dollars"), surface_text("It costs 35 dollars"));
+  EXPECT_EQ(surface_text("It costs 3.5 dollars."), "it costs 3.5 dollars");
+  EXPECT_NE(surface_text("1,000 people"), surface_text("1000 people"));
+  EXPECT_NE(surface_text("at 10:30"), surface_text("at 1030"));
+  EXPECT_NE(surface_text("It is -5 outside"), surface_text("It is 5 outside"));
+  EXPECT_EQ(surface_text("1903-1967"), "1903-1967");
+  EXPECT_NE(surface_text("Learn C++"), surface_text("Learn C"));
+  EXPECT_NE(surface_text("Learn C#"), surface_text("Learn C"));
+  EXPECT_NE(surface_text("a 5% rise"), surface_text("a 5 rise"));
+  EXPECT_NE(surface_text("What does ~ mean?"), surface_text("What does % mean?"));
+  EXPECT_EQ(surface_text("and/or"), "and/or");
+  EXPECT_EQ(surface_text(std::string("a\xff b")), "a\xff b");  // ill-formed bytes kept as they are
+}
+
+TEST(SurfaceSpellings, SentencePieceTextsMatchOnTheirSurfaceOnly) {
+  SurfaceSpellings s;
+  const std::vector<std::string> vocabulary = {"<unk>", "<s>", "</s>", "\u2581What", "\u2581what", "\u2581is",
+                                               "\u2581Machine", "\u2581machine", "\u2581Learn", "ing", "\u2581learn",
+                                               "?", "\u2581?", "\u2581not"};
+  EXPECT_TRUE(s.add_sentencepiece(vocabulary, 3));
+  EXPECT_FALSE(s.add_sentencepiece(vocabulary, 3));  // nothing new
+  const auto upper = ids({"\u2581What", "\u2581is", "\u2581Machine", "\u2581Learn", "ing", "?"});
+  const auto lower = ids({"\u2581what", "\u2581is", "\u2581machine", "\u2581learn", "ing", "\u2581?"});
+  EXPECT_EQ(s.surface(upper), "what is machine learning");
+  EXPECT_TRUE(s.same_surface(upper, lower));
+  EXPECT_TRUE(s.same_surface(lower, upper));
+  // Another word, a word more, or a word split differently ("learn ing" is two words) is no match.
+  EXPECT_FALSE(s.same_surface(upper, ids({"\u2581what", "\u2581is", "\u2581not", "\u2581machine", "\u2581learn",
+                                          "ing"})));
+  EXPECT_FALSE(s.same_surface(upper, ids({"\u2581what", "\u2581is", "\u2581machine", "\u2581learn", "\u2581?"})));
+  // Unknown text, a piece of no registered vocabulary and an empty side never match.
+  EXPECT_FALSE(s.same_surface(ids({"\u2581what", "<unk>"}), ids({"\u2581what", "<unk>"})));
+  EXPECT_EQ(s.surface(ids({"\u2581what", "<unk>"})), std::nullopt);
+  EXPECT_FALSE(s.same_surface(ids({"\u2581what", "\u2581zebra"}), ids({"\u2581what", "\u2581zebra"})));
+  EXPECT_FALSE(s.same_surface({}, {}));
+  EXPECT_FALSE(s.same_surface(ids({"?"}), ids({"\u2581?"})));  // no content on either side
+  // The other special pieces spell nothing.
+  EXPECT_TRUE(s.same_surface(ids({"<s>", "\u2581what", "</s>"}), ids({"\u2581what"})));
+}
+
+TEST(SurfaceSpellings, WordPieceJoinsContinuationsAndSkipsSpecials) {
+  SurfaceSpellings s;
+  const std::vector<std::string> vocabulary = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "play", "##ing", "playing", "."};
+  const std::vector<std::string> specials = {"[PAD]", "[CLS]", "[SEP]"};
+  s.add_wordpiece(vocabulary, "##", "[UNK]", specials);
+  EXPECT_TRUE(s.same_surface(ids({"[CLS]", "play", "##ing", ".", "[SEP]"}), ids({"playing"})));
+  EXPECT_FALSE(s.same_surface(ids({"play", "play"}), ids({"playing"})));
+  EXPECT_FALSE(s.same_surface(ids({"[UNK]"}), ids({"[UNK]"})));
+}
+
+TEST(SurfaceSpellings, APieceSpelledTwoWaysNeverMatches) {
+  SurfaceSpellings s;
+  s.add_sentencepiece(std::vector<std::string>{"<unk>", "\u2581the", "cat"}, 1);  // "cat" continues a word
+  const auto the_cat = ids({"\u2581the", "cat"});
+  EXPECT_TRUE(s.same_surface(the_cat, the_cat));
+  const std::vector<std::string> specials;
+  EXPECT_TRUE(s.add_wordpiece(std::vector<std::string>{"[UNK]", "cat"}, "##", "[UNK]", specials));  // starts one
+  EXPECT_FALSE(s.same_surface(the_cat, the_cat));
+}
+
+TEST(SurfaceSpellings, TextsFarApartInLengthAreNotSpelled) {
+  SurfaceSpellings s;
+  s.add_sentencepiece(std::vector<std::string>{"<unk>", "\u2581a", "."}, 1);
+  std::vector<uint32_t> query = ids({"\u2581a"}), passage = query;
+  passage.insert(passage.end(), 40, piece_identity("."));  // the same surface, 41 pieces against 1
+  EXPECT_EQ(s.surface(passage), s.surface(query));
+  EXPECT_FALSE(s.same_surface(query, passage));
+  passage.resize(20);
+  EXPECT_TRUE(s.same_surface(query, passage));
+}
+
+TEST(SurfaceSpellings, TokenizersRegisterTheirSpellings) {
+  const SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
+                                          {"<x3>", 0}, {"\u2581Surfacetest", -1}, {"\u2581surfacetest", -1},
+                                          {"!", -1}});
+  const auto spellings = registered_surface_spellings();
+  EXPECT_TRUE(spellings->same_surface(ids({"\u2581Surfacetest", "!"}), ids({"\u2581surfacetest"})));
+  EXPECT_EQ(spellings->surface(ids({"<unk>"})), std::nullopt);
+}
+
+}  // namespace
+}  // namespace verity::text
