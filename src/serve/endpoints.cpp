@@ -225,7 +225,13 @@ struct Endpoints::Impl {
       out["parts"] = std::move(parts);
       out["default"] = cat("stage1=", opt.pipeline.stage1, ",verifier=", opt.pipeline.verifier);
     }
-    if (cache) out["cache"] = {{"path", opt.cache_db}, {"entries", cache->stats().entries}};
+    if (cache) {  // which verifier decides a hit, and at what threshold, as /cache/stats says
+      const auto stats = cache->stats();
+      out["cache"] = {{"path", opt.cache_db},
+                      {"entries", stats.entries},
+                      {"verifier", stats.verifier},
+                      {"threshold", stats.default_threshold}};
+    }
     return out;
   }
 };

@@ -126,9 +126,14 @@ TEST_F(CacheServeTest, ACacheOnlyServerRoutesTheCacheEndpoints) {
   r = c.Post("/cache/lookup", R"({"prompt": "Is port 6379 open by default?"})", "application/json");
   EXPECT_EQ(json::parse(r->body)["id"], id);
   r = c.Get("/cache/stats");
-  EXPECT_EQ(json::parse(r->body)["entries"], 1);
+  const auto stats = json::parse(r->body);
+  EXPECT_EQ(stats["entries"], 1);
   r = c.Get("/health");
-  EXPECT_EQ(json::parse(r->body)["cache"]["entries"], 1);
+  const auto health = json::parse(r->body)["cache"];
+  EXPECT_EQ(health["entries"], 1);
+  EXPECT_EQ(health["verifier"], stats["verifier"]);  // what decides a hit, without an index too
+  EXPECT_FALSE(health["verifier"].get<std::string>().empty());
+  EXPECT_EQ(health["threshold"], stats["threshold"]);
   r = c.Get("/cache/lookup");
   EXPECT_EQ(r->status, 405);
   EXPECT_EQ(r->get_header_value("Allow"), "POST");
