@@ -1,10 +1,16 @@
 // SentencePiece-unigram tokenization (USE-lite) of arbitrary bytes: the converted
 // models/use-lite vocabulary when present, else a small built-in one. Invalid UTF-8
-// must be a FormatError; every id must be in the vocabulary.
+// must be a FormatError; every id must be in the vocabulary. The surface of the
+// text (text/surface.hpp) is well-formed UTF-8 when the text is, and the pieces'
+// surface matches itself unless it holds unknown text or nothing.
 #include <filesystem>
+#include <vector>
 
 #include "fuzz_support.hpp"
+#include "text/case_folds.hpp"
 #include "text/sentencepiece.hpp"
+#include "text/surface.hpp"
+#include "text/utf8.hpp"
 
 using namespace verity;
 
@@ -23,7 +29,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const text::SentencePieceTokenizer t = load();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   fuzz::expect_clean_errors([&] {
-    for (int32_t id : t.encode(text)) VERITY_FUZZ_EXPECT(id >= 0 && size_t(id) < t.size(), "id ", id);
+    const bool valid = text::first_invalid_utf8(text) == std::string_view::npos;
+    const auto surface = text::surface_text(text);
+    if (valid) VERITY_FUZZ_EXPECT(text::first_invalid_utf8(surface) == std::string_view::npos, "surface of valid text");
+    std::vector<uint32_t> identities;
+    for (int32_t id : t.encode(text)) {
+      VERITY_FUZZ_EXPECT(id >= 0 && size_t(id) < t.size(), "id ", id);
+      identities.push_back(text::piece_identity(t.piece(id)));
+    }
+    const auto spellings = text::registered_surface_spellings();
+    const auto spelled = spellings->surface(identities);
+    VERITY_FUZZ_EXPECT(spellings->same_surface(identities, identities) == (spelled && !spelled->empty()),
+                       "a text's pieces are the same on the surface as themselves");
     (void)text::sentencepiece_normalize(text);
   });
   return 0;
