@@ -20,6 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from overlap_buckets import report_lines  # noqa: E402
+from subset_files import write_subsets  # noqa: E402
 
 CONTRACTED_NEGATION = re.compile(r"\w(?:n['\u2019]t)\b", re.IGNORECASE)
 
@@ -44,14 +45,7 @@ def main(report_path, scores_path, out_dir):
                 subsets["differ-different"].append(pair)
         elif a > 0:
             subsets["both"].append(pair)
-    os.makedirs(out_dir, exist_ok=True)
-    for subset, pairs in subsets.items():
-        path = os.path.join(out_dir, subset + ".jsonl")
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            for pair in pairs:
-                f.write(json.dumps(pair, ensure_ascii=False) + "\n")
-        os.replace(path + ".tmp", path)
-    print(json.dumps({subset: len(pairs) for subset, pairs in subsets.items()}))
+    write_subsets(out_dir, subsets)
 
 
 if __name__ == "__main__":

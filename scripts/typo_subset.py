@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Selects, from labelled pair files, the pairs whose two texts are the same
+on the surface but for one word: both words of five or more letters, one
+edit apart (a letter added, dropped or changed, or two neighbours swapped):
+"misson" / "mission", "system" / "systems", and also "adapt" / "adopt". The
+surface is a word-level reading of text::surface_text (NFKC, case folded,
+apostrophes dropped, sentence punctuation read as a space). The subset is
+chosen from the texts alone, never from scores; score it with pairs-eval.
+
+Usage: scripts/typo_subset.py OUT_DIR PAIRS.jsonl [PAIRS.jsonl ...]
+Writes OUT_DIR/typo.jsonl (every such pair, with its file as "source" when
+it has none) and OUT_DIR/typo-same.jsonl (its same-meaning pairs alone:
+accuracy there is the share served); prints the counts as one JSON object.
+"""
+import json
+import os
+import re
+import sys
+import unicodedata
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from subset_files import write_subsets  # noqa: E402
+
+APOSTROPHES = re.compile("['\u2019\u2018`\u00b4\u02bc]")
+PUNCTUATION = re.compile('[.,;:!?"\u201c\u201d\u201e\u00ab\u00bb()\\[\\]{}\\\\\u2026\u2022\u00b7\u2010-\u2015-]')
+
+
+def words(text):
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return PUNCTUATION.sub(" ", APOSTROPHES.sub("", text)).split()
+
+
+def one_edit(x, y):
+    """Levenshtein distance 1, or one swap of neighbouring letters."""
+    if x == y or abs(len(x) - len(y)) > 1:
+        return False
+    if len(x) == len(y):
+        diff = [i for i in range(len(x)) if x[i] != y[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]])
+    shorter, longer = sorted((x, y), key=len)
+    return any(longer[:i] + longer[i + 1:] == shorter for i in range(len(longer)))
+
+
+def one_typo(a, b):
+    wa, wb = words(a), words(b)
+    if len(wa) != len(wb):
+        return False
+    diff = [i for i in range(len(wa)) if wa[i] != wb[i]]
+    if len(diff) != 1:
+        return False
+    x, y = wa[diff[0]], wb[diff[0]]
+    return min(len(x), len(y)) >= 5 and x.isalpha() and y.isalpha() and one_edit(x, y)
+
+
+def main(out_dir, paths):
+    chosen = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    pair = json.loads(line)
+                    a, b, label = pair["a"], pair["b"], int(pair["label"])
+                except (ValueError, KeyError, TypeError) as e:
+                    sys.exit(f"{path}:{n}: not a labelled pair ({e})")
+                if one_typo(a, b):
+                    source = pair.get("source") or os.path.basename(os.path.dirname(path)) or path
+                    chosen.append({"a": a, "b": b, "label": label, "source": source})
+    subsets = {"typo": chosen, "typo-same": [p for p in chosen if p["label"] == 1]}
+    write_subsets(out_dir, subsets)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2:])
