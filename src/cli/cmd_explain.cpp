@@ -12,6 +12,7 @@
 #include "encode/registry.hpp"
 #include "search/pipeline.hpp"
 #include "text/utf8.hpp"
+#include "verify/alignment_verifier.hpp"
 #include "verify/heatmap.hpp"
 #include "verify/pair_scoring.hpp"
 #include "verify/verifier.hpp"
@@ -108,7 +109,9 @@ void run_explain(ExplainArgs& a) {
   plot.row_labels = query.tokens;
   plot.col_labels = doc.tokens;
   plot.title = cat("query: \"", a.query, "\" · document: \"", a.doc, "\" · ", a.encoder);
-  nlohmann::json scores = nlohmann::json::object(), verdicts = nlohmann::json::object();
+  nlohmann::json scores = nlohmann::json::object(), verdicts = nlohmann::json::object(),
+                 traces = nlohmann::json::object();
+  std::vector<std::string> trace_lines;
   for (size_t k = 0; k < verifiers.size(); ++k) {
     search::check_verifier_encoder(*verifiers[k], *encoder);
     const float s = verify::score_texts(*verifiers[k], q, std::span<const verify::TextTokens>(&d, 1), enc.dim)[0];
@@ -117,6 +120,27 @@ void run_explain(ExplainArgs& a) {
     std::optional<double> threshold = a.reject_below;
     if (!threshold && verifiers[k]->default_threshold()) threshold = *verifiers[k]->default_threshold();
     if (threshold) verdicts[specs[k]] = s >= *threshold ? "match" : "near-miss";
+    // F5: what its network said and which calibration rule moved the score.
+    if (const auto* f5 = dynamic_cast<const verify::AlignmentVerifier*>(verifiers[k].get()); f5 && !plot.map.empty()) {
+      verify::PairContext context{query_ids, doc_ids};
+      context.pooled_cosine = verify::cosine(q.pooled, d.pooled);
+      context.query_pooled = q.pooled, context.candidate_pooled = d.pooled;
+      const auto t = f5->trace_pairs(std::span<const verify::SimilarityMap>(&plot.map, 1),
+                                     std::span<const verify::PairContext>(&context, 1))[0];
+      nlohmann::json applied = nlohmann::json::array();
+      if (t.capped) applied.push_back("flip_cap");
+      if (t.floored) applied.push_back("surface_floor");
+      traces[specs[k]] = {{"logit", t.logit},
+                          {"network_probability", t.network_probability},
+                          {"pooled_cosine", context.pooled_cosine},
+                          {"identity_signal", t.identity_signal},
+                          {"minimal_flip", t.minimal_flip},
+                          {"surface_match", t.surface_match},
+                          {"applied", applied}};
+      if (t.capped || t.floored)
+        trace_lines.push_back(cat(specs[k], ": the network alone ", t.network_probability, "; ",
+                                  t.capped ? "capped as a minimal flip" : "raised as the same text on the surface"));
+    }
   }
 
   write_file_atomic(a.out, format == ImageFormat::kSvg ? verify::render_heatmap_svg(plot)
@@ -143,6 +167,7 @@ void run_explain(ExplainArgs& a) {
                 {"map", std::move(rows)},
                 {"scores", scores},
                 {"verdicts", verdicts},
+                {"calibration_trace", traces},
                 {"out", a.out},
                 {"format", format == ImageFormat::kSvg ? "svg" : "png"},
                 {"cropped", cropped},
@@ -151,6 +176,7 @@ void run_explain(ExplainArgs& a) {
     for (const auto& s : plot.scores)
       std::printf("%-12s %.4f%s\n", s.name.c_str(), double(s.score),
                   verdicts.contains(s.name) ? ("  " + verdicts[s.name].get<std::string>()).c_str() : "");
+    for (const auto& line : trace_lines) std::printf("%s\n", line.c_str());
   }
 }
 

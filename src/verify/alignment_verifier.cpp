@@ -553,6 +553,33 @@ std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap>
   return z;
 }
 
+std::vector<ScoreTrace> AlignmentVerifier::trace_pairs(std::span<const SimilarityMap> maps,
+                                                      std::span<const PairContext> context) const {
+  VERITY_CHECK(context.size() == maps.size(), ConfigError, "verifier ", spec(), ": ", maps.size(), " maps but ",
+               context.size(), " contexts");
+  const Calibration c = impl_->calibration.value_or(Calibration{});
+  std::vector<uint8_t> signals;
+  const auto z = logits(maps, context, &signals);
+  std::vector<ScoreTrace> out(maps.size());
+  for (size_t i = 0; i < maps.size(); ++i) {
+    if (maps[i].empty()) continue;
+    auto& t = out[i];
+    t.logit = z[i];
+    t.identity_signal = (signals[i] & kIdentitySignalBit) != 0;
+    t.minimal_flip = (signals[i] & kMinimalFlipBit) != 0;
+    t.surface_match = (signals[i] & kSurfaceMatchBit) != 0;
+    const double own_scale = c.gate ? c.gate->scale : c.scale, own_bias = c.gate ? c.gate->bias : c.bias;
+    t.network_probability = 1.0 / (1.0 + std::exp(-(own_scale * double(z[i]) + own_bias)));
+    const double before = capless_probability(c, z[i], context[i].pooled_cosine, t.identity_signal);
+    t.capped = t.minimal_flip && before > double(c.flip_cap);
+    const double after_cap = t.capped ? double(c.flip_cap) : before;
+    t.floored = t.surface_match && after_cap < double(c.surface_floor);
+    t.probability = float(c.probability(z[i], context[i].pooled_cosine, t.identity_signal, t.minimal_flip,
+                                        t.surface_match));
+  }
+  return out;
+}
+
 std::vector<float> AlignmentVerifier::score_batch(std::span<const SimilarityMap> maps) const {
   return score_pairs(maps, std::vector<PairContext>(maps.size()));
 }

@@ -126,6 +126,18 @@ Calibration::PooledForm parse_pooled_form(const std::string& text);
 // < 1, "surface_floor" only when > 0).
 nlohmann::json calibration_json(const Calibration& c);
 
+// How the calibration reached one pair's score (verity explain): the
+// network's logit and its own probability, what the rules read of the pair,
+// and which rule moved the score.
+struct ScoreTrace {
+  float logit = 0;
+  double network_probability = 0;  // sigmoid of the network's own calibration (the gate's, where gated)
+  double probability = 0;          // the verifier's score, as score_pairs gives it
+  bool identity_signal = false, minimal_flip = false, surface_match = false;
+  bool capped = false;   // the flip cap lowered the probability
+  bool floored = false;  // the surface floor raised it
+};
+
 class AlignmentVerifier final : public Verifier {
  public:
   struct Impl;  // verify/detail/alignment_modules.hpp
@@ -149,6 +161,9 @@ class AlignmentVerifier final : public Verifier {
   static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2, kSurfaceMatchBit = 4;
   std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
                             std::vector<uint8_t>* signals = nullptr) const;
+  // score_pairs' scores with how each was reached (ScoreTrace; all zero for
+  // an empty map). Without a calibration the probability is sigmoid(logit).
+  std::vector<ScoreTrace> trace_pairs(std::span<const SimilarityMap> maps, std::span<const PairContext> context) const;
   bool uses_context() const override { return true; }
   std::optional<float> default_threshold() const override;
   std::string encoder() const override;

@@ -144,4 +144,35 @@ TEST_F(Explain, UsageErrorsExitTwoAndWriteNothing) {
   EXPECT_FALSE(fs::exists(dir_ / "x.svg"));
 }
 
+// For F5 the JSON says what its network alone gave and which calibration rule
+// moved the score: the surface floor raises a case variant, the flip cap
+// lowers a negation; other verifiers get no trace.
+TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
+  auto trace = [&](const std::string& query, const std::string& doc, const std::string& verifiers) {
+    auto r = run("explain --query '" + query + "' --doc '" + doc + "' --encoder use-lite --verifier " + verifiers +
+                 " --out " + (dir_ / "t.svg").string() + " --json --quiet");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  auto j = trace("What is Machine Learning?", "What is machine learning?", "default,f1");
+  const auto& raised = j["calibration_trace"]["default"];
+  EXPECT_EQ(raised["applied"], nlohmann::json::array({"surface_floor"}));
+  EXPECT_EQ(raised["surface_match"], true);
+  EXPECT_LT(raised["network_probability"].get<double>(), j["scores"]["default"].get<double>());
+  EXPECT_FALSE(j["calibration_trace"].contains("f1"));
+  j = trace("Open the port before you start.", "Never open the port before you start.", "default");
+  const auto& capped = j["calibration_trace"]["default"];
+  EXPECT_EQ(capped["applied"], nlohmann::json::array({"flip_cap"}));
+  EXPECT_EQ(capped["minimal_flip"], true);
+  EXPECT_GT(capped["network_probability"].get<double>(), j["scores"]["default"].get<double>());
+  j = trace("the dog bit the man", "the man bit the dog", "default");
+  EXPECT_EQ(j["calibration_trace"]["default"]["applied"], nlohmann::json::array());
+  EXPECT_EQ(j["calibration_trace"]["default"]["identity_signal"], true);  // a reordering
+  // Without --json the moved score is said in words after the scores.
+  auto r = run("explain --query 'What is Machine Learning?' --doc 'What is machine learning?' --encoder use-lite "
+               "--verifier default --out " + (dir_ / "t.svg").string() + " --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("raised as the same text on the surface"), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -868,6 +868,18 @@ TEST(AlignmentVerifier, SurfaceFloorRaisesOnlyTextsTheSameOnTheSurface) {
   EXPECT_FLOAT_EQ(score(upper, lower), 0.9f);
   EXPECT_FLOAT_EQ(score(lower, upper), 0.9f);
   EXPECT_FLOAT_EQ(score(upper, opposite), other);  // another word: no floor
+  {  // the trace gives the same score and says the floor raised it
+    const size_t dim = 8;
+    const std::vector<SimilarityMap> maps = {
+        SimilarityMap::compute(one_hot({0, 1, 2, 3}, dim), one_hot({0, 1, 2}, dim), dim), SimilarityMap{}};
+    const auto ia = piece_ids(upper), ib = piece_ids(lower);
+    const std::vector<PairContext> context = {PairContext{ia, ib, 0.9f}, PairContext{}};
+    const auto traces = v->trace_pairs(maps, context);
+    EXPECT_FLOAT_EQ(float(traces[0].probability), v->score_pairs(maps, context)[0]);
+    EXPECT_TRUE(traces[0].surface_match && traces[0].floored && !traces[0].capped);
+    EXPECT_LT(traces[0].network_probability, 0.5);
+    EXPECT_EQ(traces[1].probability, 0.0);  // an empty map
+  }
   EXPECT_NEAR(cal.probability(4.0f, 0.9, true, false, true), 0.9, 1e-6);  // 0.5 raised to the floor
   EXPECT_NEAR(cal.probability(4.0f, 0.9, true, false, false), 0.5, 1e-6);
   EXPECT_NEAR(cal.probability(8.0f, 0.9, true, false, true), 1.0 / (1.0 + std::exp(-4.0)), 1e-6);  // already higher
