@@ -112,21 +112,24 @@ void run_explain(ExplainArgs& a) {
   nlohmann::json scores = nlohmann::json::object(), verdicts = nlohmann::json::object(),
                  traces = nlohmann::json::object();
   std::vector<std::string> trace_lines;
+  const auto context = verify::pair_context(q, d);
   for (size_t k = 0; k < verifiers.size(); ++k) {
     search::check_verifier_encoder(*verifiers[k], *encoder);
-    const float s = verify::score_texts(*verifiers[k], q, std::span<const verify::TextTokens>(&d, 1), enc.dim)[0];
+    // F5 is scored through its trace (the same score), which also says which calibration rule moved it.
+    const auto* f5 = plot.map.empty() ? nullptr : dynamic_cast<const verify::AlignmentVerifier*>(verifiers[k].get());
+    std::optional<verify::ScoreTrace> trace;
+    if (f5)
+      trace = f5->trace_pairs(std::span<const verify::SimilarityMap>(&plot.map, 1),
+                              std::span<const verify::PairContext>(&context, 1))[0];
+    const float s = trace ? float(trace->probability)
+                          : verify::score_texts(*verifiers[k], q, std::span<const verify::TextTokens>(&d, 1), enc.dim)[0];
     plot.scores.push_back({specs[k], s});
     scores[specs[k]] = s;
     std::optional<double> threshold = a.reject_below;
     if (!threshold && verifiers[k]->default_threshold()) threshold = *verifiers[k]->default_threshold();
     if (threshold) verdicts[specs[k]] = s >= *threshold ? "match" : "near-miss";
-    // F5: what its network said and which calibration rule moved the score.
-    if (const auto* f5 = dynamic_cast<const verify::AlignmentVerifier*>(verifiers[k].get()); f5 && !plot.map.empty()) {
-      verify::PairContext context{query_ids, doc_ids};
-      context.pooled_cosine = verify::cosine(q.pooled, d.pooled);
-      context.query_pooled = q.pooled, context.candidate_pooled = d.pooled;
-      const auto t = f5->trace_pairs(std::span<const verify::SimilarityMap>(&plot.map, 1),
-                                     std::span<const verify::PairContext>(&context, 1))[0];
+    if (trace) {
+      const auto& t = *trace;
       nlohmann::json applied = nlohmann::json::array();
       if (t.capped) applied.push_back("flip_cap");
       if (t.floored) applied.push_back("surface_floor");

@@ -507,6 +507,7 @@ SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vec
   size_t total = 0;
   for (const auto& g : groups) total += g.pairs.size();
   Progress progress("surface matches", total);
+  const auto spellings = text::registered_surface_spellings();  // the encoder's tokenizer registered its own
   for (const auto& g : groups) {
     auto& [pairs, same] = fit.by_group[g.name];
     for (size_t begin = 0; begin < g.pairs.size(); begin += kChunk) {
@@ -515,7 +516,6 @@ SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vec
       std::vector<std::string> texts;
       for (size_t i = begin; i < end; ++i) texts.push_back(g.pairs[i].a), texts.push_back(g.pairs[i].b);
       const auto pieces = encoder.pieces(texts);
-      const auto spellings = text::registered_surface_spellings();  // the encoder's tokenizer registered its own
       for (size_t i = begin; i < end; ++i) {
         const auto a = verify::token_identities(pieces[2 * (i - begin)]);
         const auto b = verify::token_identities(pieces[2 * (i - begin) + 1]);
@@ -602,8 +602,7 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     report.fit.term = PooledTerm::none;
     double network = 0;
     for (const auto& g : cgs) network += eval::binary_metrics(g.logits, g.labels).auc;
-    report.fit.network_macro_auc = network / double(cgs.size());
-    summarize(report.fit);
+    report.fit.network_macro_auc = network / double(cgs.size());  // summarized below, with the cap or floor
   } else {
     report.fit = fit_calibration(cgs, o.term, o.rule, fixed_gate, o.gate_band);
   }

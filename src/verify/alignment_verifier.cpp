@@ -450,12 +450,25 @@ double capless_probability(const Calibration& c, float logit, double cosine, boo
 }
 }  // namespace
 
+namespace {
+// Calibration::probability, and whether the flip cap lowered it or the
+// surface floor raised it.
+struct Calibrated {
+  double probability = 0;
+  bool capped = false, floored = false;
+};
+Calibrated calibrated(const Calibration& c, float logit, double cosine, bool identity_signal, bool minimal_flip,
+                      bool surface_match) {
+  Calibrated out{capless_probability(c, logit, cosine, identity_signal)};
+  if (minimal_flip && out.probability > double(c.flip_cap)) out.probability = c.flip_cap, out.capped = true;
+  if (surface_match && out.probability < double(c.surface_floor)) out.probability = c.surface_floor, out.floored = true;
+  return out;
+}
+}  // namespace
+
 double Calibration::probability(float logit, double cosine, bool identity_signal, bool minimal_flip,
                                 bool surface_match) const {
-  double p = capless_probability(*this, logit, cosine, identity_signal);
-  if (minimal_flip) p = std::min(p, double(flip_cap));
-  if (surface_match) p = std::max(p, double(surface_floor));
-  return p;
+  return calibrated(*this, logit, cosine, identity_signal, minimal_flip, surface_match).probability;
 }
 
 const char* pooled_form_name(Calibration::PooledForm form) {
@@ -532,52 +545,43 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
   return out;
 }
 
-std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap> maps,
-                                                  std::span<const PairContext> context) const {
+std::vector<ScoreTrace> AlignmentVerifier::traced(std::span<const SimilarityMap> maps,
+                                                  std::span<const PairContext> context, bool trace) const {
   VERITY_CHECK(context.size() == maps.size(), ConfigError, "verifier ", spec(), ": ", maps.size(), " maps but ",
                context.size(), " contexts");
   const Calibration c = impl_->calibration.value_or(Calibration{});
   std::vector<uint8_t> signals;
-  const bool read_signals = (c.gate && c.gate->band > 0) || c.flip_cap < 1 || c.surface_floor > 0;
-  auto z = logits(maps, context, read_signals ? &signals : nullptr);
-  for (size_t i = 0; i < z.size(); ++i) {
-    if (maps[i].empty()) {
-      z[i] = 0.0f;
-      continue;
-    }
-    const bool identity = signals.empty() || (signals[i] & kIdentitySignalBit) != 0;
-    const bool flip = !signals.empty() && (signals[i] & kMinimalFlipBit) != 0;
-    const bool surface = !signals.empty() && (signals[i] & kSurfaceMatchBit) != 0;
-    z[i] = float(c.probability(z[i], context[i].pooled_cosine, identity, flip, surface));
-  }
-  return z;
-}
-
-std::vector<ScoreTrace> AlignmentVerifier::trace_pairs(std::span<const SimilarityMap> maps,
-                                                      std::span<const PairContext> context) const {
-  VERITY_CHECK(context.size() == maps.size(), ConfigError, "verifier ", spec(), ": ", maps.size(), " maps but ",
-               context.size(), " contexts");
-  const Calibration c = impl_->calibration.value_or(Calibration{});
-  std::vector<uint8_t> signals;
-  const auto z = logits(maps, context, &signals);
+  const bool read_signals = trace || (c.gate && c.gate->band > 0) || c.flip_cap < 1 || c.surface_floor > 0;
+  const auto z = logits(maps, context, read_signals ? &signals : nullptr);
   std::vector<ScoreTrace> out(maps.size());
   for (size_t i = 0; i < maps.size(); ++i) {
     if (maps[i].empty()) continue;
     auto& t = out[i];
     t.logit = z[i];
-    t.identity_signal = (signals[i] & kIdentitySignalBit) != 0;
-    t.minimal_flip = (signals[i] & kMinimalFlipBit) != 0;
-    t.surface_match = (signals[i] & kSurfaceMatchBit) != 0;
-    const double own_scale = c.gate ? c.gate->scale : c.scale, own_bias = c.gate ? c.gate->bias : c.bias;
-    t.network_probability = 1.0 / (1.0 + std::exp(-(own_scale * double(z[i]) + own_bias)));
-    const double before = capless_probability(c, z[i], context[i].pooled_cosine, t.identity_signal);
-    t.capped = t.minimal_flip && before > double(c.flip_cap);
-    const double after_cap = t.capped ? double(c.flip_cap) : before;
-    t.floored = t.surface_match && after_cap < double(c.surface_floor);
-    t.probability = float(c.probability(z[i], context[i].pooled_cosine, t.identity_signal, t.minimal_flip,
-                                        t.surface_match));
+    t.identity_signal = signals.empty() || (signals[i] & kIdentitySignalBit) != 0;
+    t.minimal_flip = !signals.empty() && (signals[i] & kMinimalFlipBit) != 0;
+    t.surface_match = !signals.empty() && (signals[i] & kSurfaceMatchBit) != 0;
+    const auto r = calibrated(c, z[i], context[i].pooled_cosine, t.identity_signal, t.minimal_flip, t.surface_match);
+    t.probability = r.probability, t.capped = r.capped, t.floored = r.floored;
+    if (trace) {
+      const double own_scale = c.gate ? c.gate->scale : c.scale, own_bias = c.gate ? c.gate->bias : c.bias;
+      t.network_probability = 1.0 / (1.0 + std::exp(-(own_scale * double(z[i]) + own_bias)));
+    }
   }
   return out;
+}
+
+std::vector<float> AlignmentVerifier::score_pairs(std::span<const SimilarityMap> maps,
+                                                  std::span<const PairContext> context) const {
+  const auto traces = traced(maps, context, false);
+  std::vector<float> out(traces.size());
+  for (size_t i = 0; i < traces.size(); ++i) out[i] = float(traces[i].probability);
+  return out;
+}
+
+std::vector<ScoreTrace> AlignmentVerifier::trace_pairs(std::span<const SimilarityMap> maps,
+                                                      std::span<const PairContext> context) const {
+  return traced(maps, context, true);
 }
 
 std::vector<float> AlignmentVerifier::score_batch(std::span<const SimilarityMap> maps) const {

@@ -198,6 +198,10 @@ class AlignmentVerifier final : public Verifier {
 
  private:
   explicit AlignmentVerifier(std::unique_ptr<Impl> impl);
+  // score_pairs' scores as traces; network_probability only with `trace`,
+  // which also reads every signal (score_pairs reads those the calibration uses).
+  std::vector<ScoreTrace> traced(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
+                                 bool trace) const;
   std::unique_ptr<Impl> impl_;
 };
 

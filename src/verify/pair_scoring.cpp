@@ -15,6 +15,17 @@ float cosine(std::span<const float> a, std::span<const float> b) {
   return na > 0 && nb > 0 ? float(dot / std::sqrt(na * nb)) : 0.0f;
 }
 
+PairContext pair_context(const TextTokens& query, const TextTokens& candidate) {
+  PairContext ctx;
+  ctx.query_ids = query.ids;
+  ctx.candidate_ids = candidate.ids;
+  if (!query.pooled.empty() && !candidate.pooled.empty()) {
+    ctx.pooled_cosine = cosine(query.pooled, candidate.pooled);
+    ctx.query_pooled = query.pooled, ctx.candidate_pooled = candidate.pooled;
+  }
+  return ctx;
+}
+
 namespace {
 void check_text(const TextTokens& t, size_t dim, const char* what, size_t index) {
   VERITY_CHECK(dim > 0 && t.tokens.size() % dim == 0, ConfigError, "score_texts: ", what, " ", index,
@@ -52,17 +63,7 @@ std::vector<float> score_maps(const Verifier& verifier, std::vector<SimilarityMa
     if (maps[c].empty()) continue;
     where.push_back(c);
     scorable.push_back(std::move(maps[c]));
-    PairContext ctx;
-    if (with_context) {
-      const auto& q = query_of(c);
-      ctx.query_ids = q.ids;
-      ctx.candidate_ids = candidates[c].ids;
-      if (!q.pooled.empty() && !candidates[c].pooled.empty()) {
-        ctx.pooled_cosine = cosine(q.pooled, candidates[c].pooled);
-        ctx.query_pooled = q.pooled, ctx.candidate_pooled = candidates[c].pooled;
-      }
-    }
-    context.push_back(ctx);
+    context.push_back(with_context ? pair_context(query_of(c), candidates[c]) : PairContext{});
   }
   auto s = verifier.score_pairs(scorable, context);
   for (size_t i = 0; i < where.size(); ++i) out[where[i]] = s[i];

@@ -22,6 +22,11 @@ struct TextTokens {
 // Cosine of two vectors of equal size; 0 when either is zero.
 float cosine(std::span<const float> a, std::span<const float> b);
 
+// What a context-reading verifier knows of (query, candidate) beside the
+// map: their token identities, and their pooled vectors and cosine when both
+// have one (NaN otherwise). Borrows from both.
+PairContext pair_context(const TextTokens& query, const TextTokens& candidate);
+
 // Verifier scores of query against every candidate, in order. A pair with no
 // tokens on one side scores 0. ConfigError when a token block is not a
 // multiple of dim or ids do not match the token count.
