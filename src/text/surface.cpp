@@ -3,6 +3,7 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <vector>
 
@@ -178,10 +179,56 @@ std::optional<std::string> SurfaceSpellings::surface(std::span<const uint32_t> i
   return surface_text(text);
 }
 
+// Walks the characters a run of pieces spells, one at a time.
+class SurfaceSpellings::Cursor {
+ public:
+  Cursor(const SurfaceSpellings& table, std::span<const uint32_t> ids) : table_(table), ids_(ids) {}
+  // The next byte, or kEnd past the last piece, or kOpaque at a piece that
+  // spells no known text.
+  static constexpr int kEnd = -1, kOpaque = -2;
+  int next() {
+    while (at_ == text_.size()) {
+      if (piece_ == ids_.size()) return kEnd;
+      const auto it = table_.spellings_.find(ids_[piece_++]);
+      if (it == table_.spellings_.end() || it->second.kind == Kind::opaque) return kOpaque;
+      text_ = it->second.text, at_ = 0;
+    }
+    return static_cast<unsigned char>(text_[at_++]);
+  }
+
+ private:
+  const SurfaceSpellings& table_;
+  std::span<const uint32_t> ids_;
+  size_t piece_ = 0, at_ = 0;
+  std::string_view text_;
+};
+
+bool SurfaceSpellings::ascii_letters_differ(std::span<const uint32_t> a, std::span<const uint32_t> b) const {
+  // surface_text keeps every ASCII letter (lower-cased) and digit in order;
+  // ASCII text is its own NFKC. So while both sides spell ASCII, their
+  // letters and digits must agree; a byte outside ASCII (which NFKC and case
+  // folding may change) leaves the question to the full comparison.
+  Cursor ca(*this, a), cb(*this, b);
+  const auto next_alnum = [](Cursor& c) {
+    for (;;) {
+      const int ch = c.next();
+      if (ch < 0 || ch >= 0x80 || std::isalnum(ch)) return ch;
+    }
+  };
+  for (;;) {
+    const int x = next_alnum(ca), y = next_alnum(cb);
+    if (x == Cursor::kOpaque || y == Cursor::kOpaque) return true;  // no surface: never a match
+    if (x >= 0x80 || y >= 0x80) return false;
+    if (x == Cursor::kEnd || y == Cursor::kEnd) return x != y;
+    if (std::tolower(x) != std::tolower(y)) return true;
+  }
+}
+
 bool SurfaceSpellings::same_surface(std::span<const uint32_t> a, std::span<const uint32_t> b) const {
   if (a.empty() || b.empty() || spellings_.empty()) return false;
   const size_t shorter = std::min(a.size(), b.size()), longer = std::max(a.size(), b.size());
   if (longer > 4 * shorter + 16) return false;
+  if (ascii_letters_differ(a, b)) return false;
   const auto sa = surface(a);
   if (!sa || sa->empty()) return false;
   const auto sb = surface(b);

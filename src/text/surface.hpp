@@ -62,6 +62,11 @@ class SurfaceSpellings {
   };
   // false when nothing was added (every piece held alike already).
   bool add(uint32_t identity, Spelling spelling);
+  class Cursor;
+  // A cheap test before spelling both in full: true when the surfaces
+  // certainly differ (their ASCII letters and digits do, or a piece spells
+  // nothing known), false when only the full comparison can tell.
+  bool ascii_letters_differ(std::span<const uint32_t> a, std::span<const uint32_t> b) const;
   std::unordered_map<uint32_t, Spelling> spellings_;
 };
 

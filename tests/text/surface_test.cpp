@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -99,6 +101,53 @@ TEST(SurfaceSpellings, TextsFarApartInLengthAreNotSpelled) {
   EXPECT_FALSE(s.same_surface(query, passage));
   passage.resize(20);
   EXPECT_TRUE(s.same_surface(query, passage));
+}
+
+// same_surface turns most pairs away on their ASCII letters before spelling
+// them in full; that shortcut must agree with comparing the full surfaces,
+// also where NFKC or case folding changes the letters ("ﬁ", "ß", a combining
+// accent) and where a piece spells nothing known.
+TEST(SurfaceSpellings, TheShortcutAgreesWithTheFullSurfaces) {
+  SurfaceSpellings s;
+  const std::vector<std::string> vocabulary = {
+      "<unk>", "<s>", "\u2581the", "\u2581The", "\u2581THE", "\u2581cafe", "\u2581caf\u00e9", "\u0301",
+      "\u2581strasse", "\u2581stra\u00dfe", "\u2581\ufb01ne", "\u2581fine", "\u2581Fine", "\u2581is", "\u2581IS",
+      "?", "\u2581?", "'", "\u2581don", "t", "\u2581dont", "\u25813", ".", "5", "\u258135", "\u2581C", "++",
+      "\u2581c", "\u2581\u2460", "\u25811", "s", "S"};
+  s.add_sentencepiece(vocabulary, 2);
+  const std::vector<std::vector<std::string>> same_surface_pieces = {
+      {"\u2581the", "\u2581The", "\u2581THE"}, {"\u2581is", "\u2581IS"},
+      {"\u2581fine", "\u2581Fine", "\u2581\ufb01ne"}, {"s", "S"}, {"?", "\u2581?"},
+      {"\u2581strasse", "\u2581stra\u00dfe"}, {"\u25811", "\u2581\u2460"}};
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<size_t> piece(0, vocabulary.size() - 1), length(1, 5);
+  size_t matches = 0, compared = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::vector<std::string> a, b;
+    for (size_t k = length(rng); k > 0; --k) a.push_back(vocabulary[piece(rng)]);
+    for (size_t k = length(rng); k > 0; --k) b.push_back(vocabulary[piece(rng)]);
+    // Half the trials compare a text with itself, some pieces swapped for others of the same surface.
+    if (trial % 2 == 0) {
+      b = a;
+      for (auto& p : b)
+        for (const auto& group : same_surface_pieces)
+          if (std::find(group.begin(), group.end(), p) != group.end()) p = group[rng() % group.size()];
+    }
+    const auto sa = s.surface(ids(a)), sb = s.surface(ids(b));
+    const bool expected = sa && sb && !sa->empty() && *sa == *sb;
+    ASSERT_EQ(s.same_surface(ids(a), ids(b)), expected) << (sa ? *sa : "(none)") << " / " << (sb ? *sb : "(none)");
+    matches += expected, ++compared;
+  }
+  // Both answers occur often, so the comparison above tested something.
+  EXPECT_GT(matches, compared / 4);
+  EXPECT_LT(matches, compared);
+  // The cases the shortcut must leave to the full comparison.
+  EXPECT_TRUE(s.same_surface(ids({"\u2581caf\u00e9"}), ids({"\u2581cafe", "\u0301"})));
+  EXPECT_TRUE(s.same_surface(ids({"\u2581strasse"}), ids({"\u2581stra\u00dfe"})));
+  EXPECT_TRUE(s.same_surface(ids({"\u2581\ufb01ne"}), ids({"\u2581Fine"})));
+  EXPECT_TRUE(s.same_surface(ids({"\u2581\u2460"}), ids({"\u25811"})));
+  EXPECT_FALSE(s.same_surface(ids({"\u2581cafe"}), ids({"\u2581caf\u00e9"})));
+  EXPECT_FALSE(s.same_surface(ids({"\u25813", ".", "5"}), ids({"\u258135"})));
 }
 
 TEST(SurfaceSpellings, TokenizersRegisterTheirSpellings) {
