@@ -96,8 +96,9 @@ int main(int argc, char** argv) {
     out["k"] = a.k;
     out["threads"] = a.threads;
 
-    std::vector<double> t_decode, t_maps, t_total_f1, t_streamed, t_streamed_f1, t_bf16, t_bf16_f1;
+    std::vector<double> t_decode, t_maps, t_total_f1, t_streamed, t_streamed_f1, t_bf16, t_bf16_f1, t_bf16_dots;
     const bool bf16 = verify::bf16_maps_supported();
+    const auto products = bf16 ? verify::best_bf16_products() : verify::Bf16Products::avx512;
     std::map<std::string, std::vector<double>> t_score, t_f5_features, t_f5_network;
     std::map<std::string, std::unique_ptr<verify::Verifier>> verifiers;
     for (const auto& v : a.verifiers) verifiers[v] = make_for_speed(v);
@@ -156,6 +157,14 @@ int main(int argc, char** argv) {
           verifiers["f1"]->score_batch(maps_bf16);
           t_bf16_f1.push_back(ms(b0, bench::Clock::now()));
         }
+        // On AMX tiles, the AVX512-BF16 dot products beside them.
+        if (products == verify::Bf16Products::amx) {
+          auto d0 = bench::Clock::now();
+          verify::similarity_maps_bf16(qdoc, docs.size(), dim,
+                                       [&](size_t c) { return search::stored_rows(store, docs[c]); },
+                                       verify::Bf16Products::avx512);
+          t_bf16_dots.push_back(ms(d0, bench::Clock::now()));
+        }
       }
       candidate_tokens += total;
       for (auto& [name, v] : verifiers) {
@@ -197,7 +206,9 @@ int main(int argc, char** argv) {
     out["maps_streamed"] = summary(t_streamed);
     if (!t_streamed_f1.empty()) out["f1_rerank_total"] = summary(t_streamed_f1);
     out["bf16_supported"] = bf16;
+    if (bf16) out["bf16_products"] = std::string(verify::bf16_products_name(products));
     if (!t_bf16.empty()) out["maps_bf16"] = summary(t_bf16);
+    if (!t_bf16_dots.empty()) out["maps_bf16_avx512_dots"] = summary(t_bf16_dots);
     if (!t_bf16_f1.empty()) out["f1_rerank_total_bf16"] = summary(t_bf16_f1);
     out["loadavg_end"] = bench::loadavg();
     std::cout << out.dump(2) << "\n";

@@ -190,7 +190,8 @@ void run_cache_eval(CacheEvalArgs& a, const CLI::App* cmd) {
               {"limit", a.limit},
               {"peak_rss_mb", peak_rss_mb},
               {"hardware", {{"cpu", cpu_model()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)}, {"kernel_isa", std::string(isa_name(best_isa()))},
-                            {"bf16_maps", verify::use_bf16_maps()}, {"loadavg_start", load_at_start}, {"loadavg_end", loadavg()}}},
+                            {"bf16_maps", verify::use_bf16_maps()},
+                            {"bf16_products", verify::use_bf16_maps() ? json(std::string(verify::bf16_products_name(verify::best_bf16_products()))) : json(nullptr)}, {"loadavg_start", load_at_start}, {"loadavg_end", loadavg()}}},
               {"argv", invocation()}};
   if (a.common.json) print_json(out);
 }

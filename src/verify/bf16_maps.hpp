@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "verify/similarity_map.hpp"
@@ -35,6 +36,19 @@ struct TokenRows {
 
 // The CPU has AVX512-BF16 (and AVX512-BW/VL, which the kernel also uses).
 bool bf16_maps_supported();
+
+// Which instructions multiply: AVX512-BF16 dot products, or AMX tiles (Intel
+// Sapphire Rapids and later), 16 × 16 sums per instruction. Both round the
+// same inputs to bf16 and sum exact products in fp32; only the order of the
+// sums differs (cells agree within about 1e-5).
+enum class Bf16Products { avx512, amx };
+// The CPU has AMX-BF16 and the OS lets this process use the tile registers
+// (Linux asks for them once, arch_prctl; elsewhere false).
+bool amx_supported();
+// AMX where supported, unless $VERITY_KERNEL_ISA pins a path ("avx512" runs the
+// AVX-512 instructions alone). Read once per process.
+Bf16Products best_bf16_products();
+std::string_view bf16_products_name(Bf16Products products);
 // What stage 2 uses: bf16 maps when supported, unless $VERITY_MAP_PRECISION is
 // "exact" (fp32 products everywhere). Any other value than "exact"/"fast" is a
 // ConfigError naming the variable. Read once per process.
@@ -43,9 +57,10 @@ bool use_bf16_maps();
 // Maps of one query [n_query × dim] against `count` candidates; view(c) must
 // stay valid until the call returns and be thread-safe (candidates are split
 // over torch's intra-op threads). Throws ConfigError when the CPU lacks
-// AVX512-BF16 or the query has a non-finite value.
+// AVX512-BF16 (or AMX, when asked for) or the query has a non-finite value.
 using RowsView = std::function<TokenRows(size_t candidate)>;
 std::vector<SimilarityMap> similarity_maps_bf16(std::span<const float> query, size_t count,
-                                                size_t dim, const RowsView& view);
+                                                size_t dim, const RowsView& view,
+                                                Bf16Products products = best_bf16_products());
 
 }  // namespace verity::verify

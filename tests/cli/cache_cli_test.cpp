@@ -81,6 +81,13 @@ TEST_F(CacheCli, CacheEvalReportsEveryScorerAndWritesThePlot) {
   const auto isa = j["hardware"]["kernel_isa"].get<std::string>();
   EXPECT_TRUE(isa == "avx512" || isa == "avx2" || isa == "portable") << isa;
   EXPECT_TRUE(j["hardware"]["bf16_maps"].is_boolean());
+  // Which instructions made the bf16 products: named exactly when there are bf16 maps.
+  const auto& products = j["hardware"]["bf16_products"];
+  if (j["hardware"]["bf16_maps"].get<bool>()) {
+    EXPECT_TRUE(products == "amx" || products == "avx512") << products;
+  } else {
+    EXPECT_TRUE(products.is_null()) << products;
+  }
   // VERITY_KERNEL_ISA pins a slower path (bf16 maps, an AVX-512 path, go with it); a bad value is a usage error.
   // --verifier decides lookup(); named without a --scorer of its own, it is scored too.
   const std::string small = "cache-eval --pairs " + fixture("pairs.jsonl") + " --scorer cosine --protocol pairs --encoder use-lite:" +
@@ -90,6 +97,7 @@ TEST_F(CacheCli, CacheEvalReportsEveryScorerAndWritesThePlot) {
   auto pj = json::parse(pinned.out);
   EXPECT_EQ(pj["hardware"]["kernel_isa"], "portable");
   EXPECT_EQ(pj["hardware"]["bf16_maps"], false);
+  EXPECT_TRUE(pj["hardware"]["bf16_products"].is_null());
   ASSERT_EQ(pj["files"][0]["scorers"].size(), 2u);
   EXPECT_EQ(pj["files"][0]["scorers"][0]["name"], "cosine");
   EXPECT_EQ(pj["files"][0]["scorers"][1]["name"], "f1");

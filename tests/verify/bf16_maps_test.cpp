@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <random>
 
 #include "core/error.hpp"
@@ -60,25 +62,34 @@ Candidate make_candidate(RowCodes codes, size_t n, size_t dim, std::mt19937& rng
   return c;
 }
 
-}  // namespace
+// The product paths this CPU runs.
+std::vector<verify::Bf16Products> products_here() {
+  std::vector<verify::Bf16Products> paths{verify::Bf16Products::avx512};
+  if (verify::amx_supported()) paths.push_back(verify::Bf16Products::amx);
+  return paths;
+}
+
+// Candidate lengths that reach every tail of both blockings: 4×2 rows of the
+// AVX-512 kernel and 32-row blocks of the AMX one.
+constexpr size_t kCandidateLengths[] = {0, 1, 2, 3, 4, 5, 16, 31, 33};
 
 // Against the exact reference on every encoding, dims that are and are not
-// multiples of 16/32, and every tail of the 4×2 blocking.
-TEST(Bf16Maps, MatchExactMapsWithinTheBf16Bound) {
-  if (!verify::bf16_maps_supported()) GTEST_SKIP() << "CPU has no AVX512-BF16";
+// multiples of 16/32, and every tail of the blockings, on every product path.
+void expect_exact_within_the_bf16_bound(verify::Bf16Products products) {
+  SCOPED_TRACE(std::string(verify::bf16_products_name(products)));
   std::mt19937 rng(5);
   std::normal_distribution<float> g;
   double sum_err = 0;
   size_t cells = 0;
   for (RowCodes codes : {RowCodes::f32, RowCodes::f16, RowCodes::i8})
     for (size_t dim : {8u, 13u, 32u, 100u, 512u})
-      for (size_t nq : {1u, 3u, 4u, 7u, 9u}) {
+      for (size_t nq : {1u, 3u, 4u, 7u, 9u, 17u, 33u}) {
         std::vector<float> query(nq * dim);
         for (auto& v : query) v = g(rng);
         std::vector<Candidate> cands;
-        for (size_t n = 0; n <= 5; ++n) cands.push_back(make_candidate(codes, n, dim, rng));
+        for (size_t n : kCandidateLengths) cands.push_back(make_candidate(codes, n, dim, rng));
         auto maps = verify::similarity_maps_bf16(query, cands.size(), dim,
-                                                 [&](size_t c) { return cands[c].rows(); });
+                                                 [&](size_t c) { return cands[c].rows(); }, products);
         ASSERT_EQ(maps.size(), cands.size());
         for (size_t c = 0; c < cands.size(); ++c) {
           const auto ref = SimilarityMap::compute(query, cands[c].f32, dim);
@@ -89,7 +100,9 @@ TEST(Bf16Maps, MatchExactMapsWithinTheBf16Bound) {
               const double err = std::fabs(maps[c].at(i, j) - ref.at(i, j));
               ASSERT_LE(err, kWorstCase) << "codes " << int(codes) << " dim " << dim << " nq " << nq
                                          << " cand " << c << " (" << i << "," << j << ")";
-              if (j == 1) EXPECT_EQ(maps[c].at(i, j), 0.0f);  // the zero row has no direction
+              if (j == 1) {
+                EXPECT_EQ(maps[c].at(i, j), 0.0f);  // the zero row has no direction
+              }
               sum_err += err;
               ++cells;
             }
@@ -98,6 +111,44 @@ TEST(Bf16Maps, MatchExactMapsWithinTheBf16Bound) {
       }
   // Rounding errors are unbiased: the mean is far below the worst case.
   EXPECT_LT(sum_err / double(cells), 1e-3);
+}
+
+}  // namespace
+
+TEST(Bf16Maps, MatchExactMapsWithinTheBf16Bound) {
+  if (!verify::bf16_maps_supported()) GTEST_SKIP() << "CPU has no AVX512-BF16";
+  for (const auto products : products_here()) expect_exact_within_the_bf16_bound(products);
+}
+
+// AMX tiles and AVX512-BF16 dot products multiply the same bf16 inputs; their
+// fp32 sums differ only in order, far below the bf16 rounding itself.
+TEST(Bf16Maps, AmxTilesAgreeWithTheDotProductPath) {
+  if (!verify::amx_supported()) GTEST_SKIP() << "CPU has no AMX-BF16, or the OS does not grant its tiles";
+  std::mt19937 rng(17);
+  std::normal_distribution<float> g;
+  double worst = 0;
+  for (size_t dim : {13u, 512u})
+    for (size_t nq : {1u, 16u, 20u, 40u}) {
+      std::vector<float> query(nq * dim);
+      for (auto& v : query) v = g(rng);
+      std::vector<Candidate> cands;
+      for (size_t n : kCandidateLengths) cands.push_back(make_candidate(RowCodes::f16, n, dim, rng));
+      const auto view = [&](size_t c) { return cands[c].rows(); };
+      const auto dots = verify::similarity_maps_bf16(query, cands.size(), dim, view, verify::Bf16Products::avx512);
+      const auto tiles = verify::similarity_maps_bf16(query, cands.size(), dim, view, verify::Bf16Products::amx);
+      for (size_t c = 0; c < cands.size(); ++c) {
+        ASSERT_EQ(tiles[c].rows(), dots[c].rows());
+        ASSERT_EQ(tiles[c].cols(), dots[c].cols());
+        for (size_t i = 0; i < dots[c].rows(); ++i)
+          for (size_t j = 0; j < dots[c].cols(); ++j)
+            worst = std::max(worst, double(std::fabs(tiles[c].at(i, j) - dots[c].at(i, j))));
+      }
+    }
+  EXPECT_LE(worst, 2e-5);
+  const char* pinned = std::getenv("VERITY_KERNEL_ISA");
+  if (!pinned || !*pinned) {
+    EXPECT_EQ(verify::best_bf16_products(), verify::Bf16Products::amx);
+  }
 }
 
 TEST(Bf16Maps, RejectsBadInput) {
@@ -112,6 +163,9 @@ TEST(Bf16Maps, RejectsBadInput) {
   auto no_scales = [&](size_t) { return TokenRows{RowCodes::i8, c.data(), nullptr, 1}; };
   EXPECT_THROW(verify::similarity_maps_bf16(q, 1, 4, no_scales), ConfigError);
   EXPECT_EQ(verify::similarity_maps_bf16(q, 1, 4, view)[0].rows(), 2u);
+  if (!verify::amx_supported()) {
+    EXPECT_THROW(verify::similarity_maps_bf16(q, 1, 4, view, verify::Bf16Products::amx), ConfigError);
+  }
 }
 
 // What explain draws is stage2_map: the scores of score_texts must be the
