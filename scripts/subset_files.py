@@ -1,8 +1,27 @@
-"""Writes the pair subsets the *_subset.py scripts choose: one JSONL file per
-subset under a directory, each written to a temporary name and renamed, then
-their pair counts as one JSON object on stdout."""
+"""What the *_subset.py scripts share: reading labelled pair files, and
+writing the subsets they choose (one JSONL file per subset under a directory,
+each written to a temporary name and renamed, then their pair counts as one
+JSON object on stdout)."""
 import json
 import os
+import sys
+
+
+def labelled_pairs(paths):
+    """Yields {"a", "b", "label", "source"} for every line of the files; a
+    pair without a source gets its file's directory name ("qqp" for
+    data/pairs/qqp/dev.jsonl). A bad line ends the program, naming the file
+    and line."""
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    pair = json.loads(line)
+                    a, b, label = pair["a"], pair["b"], int(pair["label"])
+                except (ValueError, KeyError, TypeError) as e:
+                    sys.exit(f"{path}:{n}: not a labelled pair ({e})")
+                source = pair.get("source") or os.path.basename(os.path.dirname(path)) or path
+                yield {"a": a, "b": b, "label": label, "source": source}
 
 
 def write_subsets(out_dir, subsets):

@@ -12,14 +12,13 @@ Writes OUT_DIR/typo.jsonl (every such pair, with its file as "source" when
 it has none) and OUT_DIR/typo-same.jsonl (its same-meaning pairs alone:
 accuracy there is the share served); prints the counts as one JSON object.
 """
-import json
 import os
 import re
 import sys
 import unicodedata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from subset_files import write_subsets  # noqa: E402
+from subset_files import labelled_pairs, write_subsets  # noqa: E402
 
 APOSTROPHES = re.compile("['\u2019\u2018`\u00b4\u02bc]")
 PUNCTUATION = re.compile('[.,;:!?"\u201c\u201d\u201e\u00ab\u00bb()\\[\\]{}\\\\\u2026\u2022\u00b7\u2010-\u2015-]')
@@ -54,18 +53,7 @@ def one_typo(a, b):
 
 
 def main(out_dir, paths):
-    chosen = []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                try:
-                    pair = json.loads(line)
-                    a, b, label = pair["a"], pair["b"], int(pair["label"])
-                except (ValueError, KeyError, TypeError) as e:
-                    sys.exit(f"{path}:{n}: not a labelled pair ({e})")
-                if one_typo(a, b):
-                    source = pair.get("source") or os.path.basename(os.path.dirname(path)) or path
-                    chosen.append({"a": a, "b": b, "label": label, "source": source})
+    chosen = [pair for pair in labelled_pairs(paths) if one_typo(pair["a"], pair["b"])]
     subsets = {"typo": chosen, "typo-same": [p for p in chosen if p["label"] == 1]}
     write_subsets(out_dir, subsets)
 

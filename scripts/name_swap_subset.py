@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""Selects, from labelled pair files, the pairs whose two texts are the same
+but for one capitalized word inside the text, swapped for another: "install
+Python on Windows" / "install Java on Windows", "weather in Canada" /
+"weather in Germany". Words are read as in typo_subset.py (NFKC, apostrophes
+dropped, sentence punctuation read as a space) and compared ignoring case,
+but the swapped pair must both start with a capital letter and must not be
+the text's first word (a sentence's capital says nothing). The subset is
+chosen from the texts alone, never from scores; score it with pairs-eval.
+
+Swaps of a near spelling ("Willi" / "Willy", "West" / "Western": at most two
+edits apart ignoring case, or one word the start of the other) are kept
+apart: they are mostly the same name.
+
+Usage: scripts/name_swap_subset.py OUT_DIR PAIRS.jsonl [PAIRS.jsonl ...]
+Writes OUT_DIR/name-swap.jsonl (every other swap, with its file as "source"
+when it has none), OUT_DIR/name-swap-same.jsonl (its same-meaning pairs
+alone) and OUT_DIR/name-swap-near.jsonl (the near spellings); prints the
+counts as one JSON object.
+"""
+import os
+import re
+import sys
+import unicodedata
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from subset_files import labelled_pairs, write_subsets  # noqa: E402
+
+APOSTROPHES = re.compile("['\u2019\u2018`\u00b4\u02bc]")
+PUNCTUATION = re.compile('[.,;:!?"\u201c\u201d\u201e\u00ab\u00bb()\\[\\]{}\\\\\u2026\u2022\u00b7\u2010-\u2015-]')
+
+
+def words(text):
+    text = unicodedata.normalize("NFKC", text)
+    return PUNCTUATION.sub(" ", APOSTROPHES.sub("", text)).split()
+
+
+def edits(x, y):
+    """Levenshtein distance."""
+    row = list(range(len(y) + 1))
+    for i, cx in enumerate(x, 1):
+        prev, row[0] = row[0], i
+        for j, cy in enumerate(y, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (cx != cy))
+    return row[-1]
+
+
+def swapped_names(a, b):
+    """The two capitalized words swapped, or None when the pair is no such swap."""
+    wa, wb = words(a), words(b)
+    if len(wa) != len(wb):
+        return None
+    diff = [i for i in range(len(wa)) if wa[i].casefold() != wb[i].casefold()]
+    if len(diff) != 1 or diff[0] == 0:
+        return None
+    x, y = wa[diff[0]], wb[diff[0]]
+    return (x, y) if x[0].isupper() and y[0].isupper() else None
+
+
+def near_spelling(x, y):
+    x, y = x.casefold(), y.casefold()
+    return edits(x, y) <= 2 or x.startswith(y) or y.startswith(x)
+
+
+def main(out_dir, paths):
+    far, near = [], []
+    for pair in labelled_pairs(paths):
+        names = swapped_names(pair["a"], pair["b"])
+        if names is not None:
+            (near if near_spelling(*names) else far).append(pair)
+    write_subsets(out_dir, {"name-swap": far, "name-swap-same": [p for p in far if p["label"] == 1],
+                            "name-swap-near": near})
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2:])
