@@ -2,11 +2,12 @@
 """Selects, from labelled pair files, the pairs whose two texts are the same
 but for one capitalized word inside the text, swapped for another: "install
 Python on Windows" / "install Java on Windows", "weather in Canada" /
-"weather in Germany". Words are read as in typo_subset.py (NFKC, apostrophes
-dropped, sentence punctuation read as a space) and compared ignoring case,
-but the swapped pair must both start with a capital letter and must not be
-the text's first word (a sentence's capital says nothing). The subset is
-chosen from the texts alone, never from scores; score it with pairs-eval.
+"weather in Germany". Words are read by subset_files.surface_words (NFKC,
+apostrophes dropped, sentence punctuation read as a space) keeping their
+case, and compared ignoring case, but the swapped pair must both start with
+a capital letter and must not be the text's first word (a sentence's capital
+says nothing). The subset is chosen from the texts alone, never from scores;
+score it with pairs-eval.
 
 Swaps of a near spelling ("Willi" / "Willy", "West" / "Western": at most two
 edits apart ignoring case, or one word the start of the other) are kept
@@ -19,21 +20,10 @@ alone) and OUT_DIR/name-swap-near.jsonl (the near spellings); prints the
 counts as one JSON object.
 """
 import os
-import re
 import sys
-import unicodedata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from subset_files import labelled_pairs, write_subsets  # noqa: E402
-
-APOSTROPHES = re.compile("['\u2019\u2018`\u00b4\u02bc]")
-PUNCTUATION = re.compile('[.,;:!?"\u201c\u201d\u201e\u00ab\u00bb()\\[\\]{}\\\\\u2026\u2022\u00b7\u2010-\u2015-]')
-
-
-def words(text):
-    text = unicodedata.normalize("NFKC", text)
-    return PUNCTUATION.sub(" ", APOSTROPHES.sub("", text)).split()
-
+from subset_files import labelled_pairs, surface_words, write_subsets  # noqa: E402
 
 def edits(x, y):
     """Levenshtein distance."""
@@ -47,7 +37,7 @@ def edits(x, y):
 
 def swapped_names(a, b):
     """The two capitalized words swapped, or None when the pair is no such swap."""
-    wa, wb = words(a), words(b)
+    wa, wb = surface_words(a, fold_case=False), surface_words(b, fold_case=False)
     if len(wa) != len(wb):
         return None
     diff = [i for i in range(len(wa)) if wa[i].casefold() != wb[i].casefold()]

@@ -4,7 +4,22 @@ each written to a temporary name and renamed, then their pair counts as one
 JSON object on stdout)."""
 import json
 import os
+import re
 import sys
+import unicodedata
+
+APOSTROPHES = re.compile("['\u2019\u2018`\u00b4\u02bc]")
+PUNCTUATION = re.compile('[.,;:!?"\u201c\u201d\u201e\u00ab\u00bb()\\[\\]{}\\\\\u2026\u2022\u00b7\u2010-\u2015-]')
+
+
+def surface_words(text, fold_case=True):
+    """The words of a word-level reading of text::surface_text: NFKC (with
+    case folding unless fold_case is False), apostrophes dropped, sentence
+    punctuation read as a space."""
+    text = unicodedata.normalize("NFKC", text)
+    if fold_case:
+        text = text.casefold()
+    return PUNCTUATION.sub(" ", APOSTROPHES.sub("", text)).split()
 
 
 def labelled_pairs(paths):

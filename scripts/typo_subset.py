@@ -13,21 +13,10 @@ it has none) and OUT_DIR/typo-same.jsonl (its same-meaning pairs alone:
 accuracy there is the share served); prints the counts as one JSON object.
 """
 import os
-import re
 import sys
-import unicodedata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from subset_files import labelled_pairs, write_subsets  # noqa: E402
-
-APOSTROPHES = re.compile("['\u2019\u2018`\u00b4\u02bc]")
-PUNCTUATION = re.compile('[.,;:!?"\u201c\u201d\u201e\u00ab\u00bb()\\[\\]{}\\\\\u2026\u2022\u00b7\u2010-\u2015-]')
-
-
-def words(text):
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return PUNCTUATION.sub(" ", APOSTROPHES.sub("", text)).split()
-
+from subset_files import labelled_pairs, surface_words, write_subsets  # noqa: E402
 
 def one_edit(x, y):
     """Levenshtein distance 1, or one swap of neighbouring letters."""
@@ -42,7 +31,7 @@ def one_edit(x, y):
 
 
 def one_typo(a, b):
-    wa, wb = words(a), words(b)
+    wa, wb = surface_words(a), surface_words(b)
     if len(wa) != len(wb):
         return False
     diff = [i for i in range(len(wa)) if wa[i] != wb[i]]

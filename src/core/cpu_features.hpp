@@ -64,6 +64,17 @@ inline Isa best_isa() {
   return best;
 }
 
+// Whether $VERITY_KERNEL_ISA names a path rather than leaving the choice to
+// the CPU (unset, empty or "auto"): a pinned path runs its own instructions
+// alone, without extensions beside it (AMX tiles).
+inline bool isa_pinned() {
+  static const bool pinned = [] {
+    const char* v = std::getenv("VERITY_KERNEL_ISA");
+    return v && *v && std::string_view(v) != "auto";
+  }();
+  return pinned;
+}
+
 // F16C: the half <-> float conversion instructions (CPUID.1:ECX bit 29).
 inline bool cpu_has_f16c() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;

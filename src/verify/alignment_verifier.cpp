@@ -435,6 +435,8 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::untrained(const AlignmentC
 }
 
 namespace {
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
 // Calibration::probability before the flip cap.
 double capless_probability(const Calibration& c, float logit, double cosine, bool identity_signal) {
   double pooled = 0;
@@ -442,15 +444,13 @@ double capless_probability(const Calibration& c, float logit, double cosine, boo
     const double d = cosine - c.pooled_center;
     pooled = double(c.pooled_weight) * (c.pooled_form == Calibration::PooledForm::linear ? d : std::min(d, 0.0));
   }
-  const double p = 1.0 / (1.0 + std::exp(-(double(c.scale) * logit + pooled + c.bias)));
+  const double p = sigmoid(double(c.scale) * logit + pooled + c.bias);
   if (!c.gate) return p;
-  const double own = 1.0 / (1.0 + std::exp(-(double(c.gate->scale) * logit + c.gate->bias)));
+  const double own = sigmoid(double(c.gate->scale) * logit + c.gate->bias);
   if (!identity_signal && std::abs(own - double(c.gate->threshold)) < double(c.gate->band)) return p;
   return own < c.gate->threshold ? std::min(p, own) : std::max(p, double(c.gate->threshold));
 }
-}  // namespace
 
-namespace {
 // Calibration::probability, and whether the flip cap lowered it or the
 // surface floor raised it.
 struct Calibrated {
@@ -565,7 +565,7 @@ std::vector<ScoreTrace> AlignmentVerifier::traced(std::span<const SimilarityMap>
     t.probability = r.probability, t.capped = r.capped, t.floored = r.floored;
     if (trace) {
       const double own_scale = c.gate ? c.gate->scale : c.scale, own_bias = c.gate ? c.gate->bias : c.bias;
-      t.network_probability = 1.0 / (1.0 + std::exp(-(own_scale * double(z[i]) + own_bias)));
+      t.network_probability = sigmoid(own_scale * double(z[i]) + own_bias);
     }
   }
   return out;

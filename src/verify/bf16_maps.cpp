@@ -262,11 +262,7 @@ std::string_view bf16_products_name(Bf16Products products) {
 
 Bf16Products best_bf16_products() {
   // A pinned VERITY_KERNEL_ISA=avx512 runs the AVX-512 instructions alone.
-  static const Bf16Products best = [] {
-    const char* pinned = std::getenv("VERITY_KERNEL_ISA");
-    const bool automatic = !pinned || !*pinned || std::string_view(pinned) == "auto";
-    return automatic && amx_supported() ? Bf16Products::amx : Bf16Products::avx512;
-  }();
+  static const Bf16Products best = !isa_pinned() && amx_supported() ? Bf16Products::amx : Bf16Products::avx512;
   return best;
 }
 

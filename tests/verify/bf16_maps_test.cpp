@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <string>
 #include <random>
 
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 #include "index/token_store.hpp"
 #include "verify/pair_scoring.hpp"
@@ -145,8 +145,7 @@ TEST(Bf16Maps, AmxTilesAgreeWithTheDotProductPath) {
       }
     }
   EXPECT_LE(worst, 2e-5);
-  const char* pinned = std::getenv("VERITY_KERNEL_ISA");
-  if (!pinned || !*pinned) {
+  if (!isa_pinned()) {
     EXPECT_EQ(verify::best_bf16_products(), verify::Bf16Products::amx);
   }
 }
