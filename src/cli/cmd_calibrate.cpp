@@ -23,7 +23,7 @@ struct CalibrateArgs {
   CommonFlags common;
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
               threshold_rule = "plateau", gate = "refit", add_antonyms = "none";
-  bool spell_lexicon = false, flip_cap = false, surface_floor = false, keep_calibration = false;
+  bool spell_lexicon = false, flip_cap = false, surface_floor = false, name_cap = false, keep_calibration = false;
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -71,9 +71,9 @@ void run_calibrate(CalibrateArgs& a) {
     auto& dest = by_source[name];
     dest.insert(dest.end(), f.pairs.begin(), f.pairs.end());
   }
-  std::vector<train::LabelledGroup> groups, surface_groups;
-  if (a.surface_floor)  // every dev pair, not the sample: surface matches are few
-    for (const auto& [name, pairs] : by_source) surface_groups.push_back({name, pairs});
+  std::vector<train::LabelledGroup> groups, whole;
+  if (a.surface_floor || a.name_cap)  // every dev pair, not the sample: surface matches and name swaps are few
+    for (const auto& [name, pairs] : by_source) whole.push_back({name, pairs});
   nlohmann::json samples = nlohmann::json::object();
   for (auto& [name, pairs] : by_source) {  // the sample train-verifier --sample-seed S draws for its dev pairs
     groups.push_back({name, seeded_sample(std::move(pairs), a.max_pairs_per_source, a.seed + 1)});
@@ -107,13 +107,12 @@ void run_calibrate(CalibrateArgs& a) {
   train::RecalibrateOptions options;
   options.term = term, options.rule = rule, options.chunk = a.chunk, options.gate_source = gate;
   options.gate_band = a.gate_band, options.fit_flip_cap = a.flip_cap, options.keep_calibration = a.keep_calibration;
-  if (a.surface_floor) {
-    options.surface_groups = std::move(surface_groups);
-    for (const auto& g : groups)
-      if (g.name == "nearmiss") options.surface_groups.push_back(g);
-  }
+  for (const auto& g : groups)
+    if (g.name == "nearmiss") whole.push_back(g);
+  if (a.surface_floor) options.surface_groups = whole;
+  if (a.name_cap) options.name_groups = std::move(whole);
   auto report = train::recalibrate(*verifier, *encoder, groups, options);
-  nlohmann::json flips = nullptr, surface = nullptr;
+  nlohmann::json flips = nullptr, surface = nullptr, names = nullptr;
   if (report.flips) {
     flips = {{"pairs", report.flips->pairs}, {"same", report.flips->same}, {"cap", report.flips->cap}};
     for (const auto& [name, counts] : report.flips->by_group)
@@ -123,6 +122,11 @@ void run_calibrate(CalibrateArgs& a) {
     surface = {{"pairs", report.surface->pairs}, {"same", report.surface->same}, {"floor", report.surface->floor}};
     for (const auto& [name, counts] : report.surface->by_group)
       surface["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
+  }
+  if (report.names) {
+    names = {{"pairs", report.names->pairs}, {"same", report.names->same}, {"cap", report.names->cap}};
+    for (const auto& [name, counts] : report.names->by_group)
+      names["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
   }
 
   // The file keeps how its network was trained and adds how it was recalibrated.
@@ -146,6 +150,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (a.gate_band > 0) recalibration["gate_band"] = a.gate_band;
   if (report.flips) recalibration["flip_cap"] = flips;
   if (report.surface) recalibration["surface_floor"] = surface;
+  if (report.names) recalibration["name_cap"] = names;
   if (a.keep_calibration) recalibration["kept_calibration"] = true;
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
   verifier->save(a.out);
@@ -177,6 +182,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (a.spell_lexicon) summary["spelled_forms"] = spelled_forms;
   if (report.flips) summary["flip_cap"] = flips;
   if (report.surface) summary["surface_floor"] = surface;
+  if (report.names) summary["name_cap"] = names;
   print_json(summary);
 }
 
@@ -217,9 +223,15 @@ void setup_calibrate(CLI::App& app) {
                 "punctuation (\"What is machine learning ?\" / \"What is Machine Learning?\") to at least the "
                 "share of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2), counted over every "
                 "--dev-pairs pair (not only the capped sample) and the --dev-triples");
+  cmd->add_flag("--name-cap", a->name_cap,
+                "Cap P of a pair whose texts are the same but for one capitalized word inside, swapped for another "
+                "(\"install Python on Windows\" / \"install Java on Windows\"; near spellings such as \"Willi\" / "
+                "\"Willy\" aside) at the share of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2), "
+                "counted over every --dev-pairs pair (not only the capped sample) and the --dev-triples");
   cmd->add_flag("--keep-calibration", a->keep_calibration,
-                "Keep the file's calibration as it is and fit only --flip-cap and --surface-floor on top, so no "
-                "other score moves (--pooled-term, --threshold-rule, --gate and --gate-band are then unused)");
+                "Keep the file's calibration as it is and fit only --flip-cap, --surface-floor and --name-cap on "
+                "top, so no other score moves (--pooled-term, --threshold-rule, --gate and --gate-band are then "
+                "unused)");
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each --dev-pairs source (0: all); with --seed S, the sample "
                   "train-verifier's --max-dev-pairs-per-source draws with --sample-seed S. The --dev-triples are "

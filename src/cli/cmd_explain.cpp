@@ -133,16 +133,20 @@ void run_explain(ExplainArgs& a) {
       nlohmann::json applied = nlohmann::json::array();
       if (t.capped) applied.push_back("flip_cap");
       if (t.floored) applied.push_back("surface_floor");
+      if (t.name_capped) applied.push_back("name_cap");
       traces[specs[k]] = {{"logit", t.logit},
                           {"network_probability", t.network_probability},
                           {"pooled_cosine", context.pooled_cosine},
                           {"identity_signal", t.identity_signal},
                           {"minimal_flip", t.minimal_flip},
                           {"surface_match", t.surface_match},
+                          {"name_swap", t.name_swap},
                           {"applied", applied}};
-      if (t.capped || t.floored)
-        trace_lines.push_back(cat(specs[k], ": the network alone ", t.network_probability, "; ",
-                                  t.capped ? "capped as a minimal flip" : "raised as the same text on the surface"));
+      const char* rule = t.capped        ? "capped as a minimal flip"
+                         : t.name_capped ? "capped as a swapped name"
+                         : t.floored     ? "raised as the same text on the surface"
+                                         : nullptr;
+      if (rule) trace_lines.push_back(cat(specs[k], ": the network alone ", t.network_probability, "; ", rule));
     }
   }
 

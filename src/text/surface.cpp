@@ -68,18 +68,18 @@ std::vector<char32_t> decode(std::string_view s) {
   return out;
 }
 
-}  // namespace
 
-std::string surface_text(std::string_view text) {
-  // NFKC with case folding; ill-formed input is read as it is.
+// surface_text, folding case or keeping it.
+std::string surface_of(std::string_view text, bool fold_case) {
+  // NFKC (with case folding); ill-formed input is read as it is.
   std::string folded(text);
   utf8proc_uint8_t* mapped = nullptr;
+  const auto options = UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | (fold_case ? UTF8PROC_CASEFOLD : 0);
   const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()), utf8proc_ssize_t(text.size()),
-                              &mapped, utf8proc_option_t(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE |
-                                                         UTF8PROC_CASEFOLD));
+                              &mapped, utf8proc_option_t(options));
   if (n >= 0) folded.assign(reinterpret_cast<const char*>(mapped), size_t(n));
   std::free(mapped);
-  if (n < 0) folded = lower_case_piece(text);
+  if (n < 0 && fold_case) folded = lower_case_piece(text);
 
   const auto cps = decode(folded);
   std::string out;
@@ -114,6 +114,72 @@ std::string surface_text(std::string_view text) {
     last = cp;
   }
   return out;
+}
+
+std::vector<std::string_view> words_of(std::string_view surface) {
+  std::vector<std::string_view> out;
+  for (size_t pos = 0; pos < surface.size();) {
+    const size_t end = std::min(surface.find(' ', pos), surface.size());
+    out.push_back(surface.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+size_t edit_distance(const std::vector<char32_t>& x, const std::vector<char32_t>& y) {
+  std::vector<size_t> row(y.size() + 1);
+  for (size_t j = 0; j <= y.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= x.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= y.size(); ++j) {
+      const size_t here = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (x[i - 1] != y[j - 1])});
+      diagonal = row[j], row[j] = here;
+    }
+  }
+  return row[y.size()];
+}
+
+// Both folded words: at most two edits apart, or one the start of the other.
+bool near_spelling(std::string_view x, std::string_view y) {
+  if (x.starts_with(y) || y.starts_with(x)) return true;
+  return edit_distance(decode(x), decode(y)) <= 2;
+}
+
+bool starts_with_capital(std::string_view word) {
+  utf8proc_int32_t cp = -1;
+  if (word.empty() ||
+      utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(word.data()), utf8proc_ssize_t(word.size()), &cp) <= 0)
+    return false;
+  return utf8proc_category(cp) == UTF8PROC_CATEGORY_LU;
+}
+
+// The most pieces the differing run of either side may hold for
+// SurfaceSpellings::swapped_name to spell the pair: a swapped word and a
+// little punctuation or case around it.
+constexpr size_t kSwapPieces = 12;
+}  // namespace
+
+std::string surface_text(std::string_view text) { return surface_of(text, true); }
+std::string cased_surface_text(std::string_view text) { return surface_of(text, false); }
+
+std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b) {
+  const auto cased_a = cased_surface_text(a), cased_b = cased_surface_text(b);
+  const auto wa = words_of(cased_a), wb = words_of(cased_b);
+  if (wa.size() != wb.size()) return std::nullopt;
+  std::optional<size_t> differing;
+  std::string folded_a, folded_b;
+  for (size_t i = 0; i < wa.size(); ++i) {
+    if (wa[i] == wb[i]) continue;
+    auto fa = surface_text(wa[i]), fb = surface_text(wb[i]);
+    if (fa == fb) continue;  // the same word in another case
+    if (differing) return std::nullopt;
+    differing = i, folded_a = std::move(fa), folded_b = std::move(fb);
+  }
+  if (!differing || *differing == 0) return std::nullopt;
+  const auto x = wa[*differing], y = wb[*differing];
+  if (!starts_with_capital(x) || !starts_with_capital(y) || near_spelling(folded_a, folded_b)) return std::nullopt;
+  return NameSwap{std::string(x), std::string(y)};
 }
 
 bool SurfaceSpellings::add(uint32_t identity, Spelling spelling) {
@@ -169,14 +235,20 @@ bool SurfaceSpellings::add_wordpiece(std::span<const std::string> pieces, std::s
   return added;
 }
 
-std::optional<std::string> SurfaceSpellings::surface(std::span<const uint32_t> ids) const {
+std::optional<std::string> SurfaceSpellings::spelled(std::span<const uint32_t> ids) const {
   std::string text;
   for (const auto id : ids) {
     const auto it = spellings_.find(id);
     if (it == spellings_.end() || it->second.kind == Kind::opaque) return std::nullopt;
     text += it->second.text;
   }
-  return surface_text(text);
+  return text;
+}
+
+std::optional<std::string> SurfaceSpellings::surface(std::span<const uint32_t> ids) const {
+  const auto text = spelled(ids);
+  if (!text) return std::nullopt;
+  return surface_text(*text);
 }
 
 // Walks the characters a run of pieces spells, one at a time.
@@ -233,6 +305,26 @@ bool SurfaceSpellings::same_surface(std::span<const uint32_t> a, std::span<const
   if (!sa || sa->empty()) return false;
   const auto sb = surface(b);
   return sb && *sa == *sb;
+}
+
+std::optional<NameSwap> SurfaceSpellings::swapped_name(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                                       const CaseFolds* folds) const {
+  if (a.empty() || b.empty() || spellings_.empty()) return std::nullopt;
+  if (std::max(a.size(), b.size()) - std::min(a.size(), b.size()) > kSwapPieces) return std::nullopt;
+  // Most pairs differ in more than a word: told from their identities alone.
+  const auto same = [&](uint32_t x, uint32_t y) { return x == y || (folds && folds->fold(x) == folds->fold(y)); };
+  size_t prefix = 0, suffix = 0;
+  while (prefix < a.size() && prefix < b.size() && same(a[prefix], b[prefix])) ++prefix;
+  while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
+         same(a[a.size() - 1 - suffix], b[b.size() - 1 - suffix]))
+    ++suffix;
+  const size_t run_a = a.size() - prefix - suffix, run_b = b.size() - prefix - suffix;
+  if ((run_a == 0 && run_b == 0) || run_a > kSwapPieces || run_b > kSwapPieces) return std::nullopt;
+  const auto sa = spelled(a);
+  if (!sa) return std::nullopt;
+  const auto sb = spelled(b);
+  if (!sb) return std::nullopt;
+  return text::swapped_name(*sa, *sb);
 }
 
 namespace {

@@ -19,6 +19,8 @@
 
 namespace verity::text {
 
+class CaseFolds;
+
 // The surface of a text: Unicode NFKC with case folding; apostrophes (' ’ ‘ `
 // ´ ʼ) dropped, so "isn't" reads "isnt"; sentence punctuation (. , ; : ! ? " “
 // ” „ « » ( ) [ ] { } \ … • · ¿ ¡ and dashes) read as a space, except a '.',
@@ -27,6 +29,23 @@ namespace verity::text {
 // Letters, digits and every other symbol (+ # % & / = $ @ ~ emoji) are kept:
 // "C" / "C++" and "5%" / "5" differ. Ill-formed UTF-8 is kept byte for byte.
 std::string surface_text(std::string_view text);
+// surface_text keeping case (NFKC without case folding): what a capital
+// letter of a name is read from.
+std::string cased_surface_text(std::string_view text);
+
+// Two texts the same but for one word inside, a capitalized word swapped for
+// another: "How do I install Python on Windows?" / "How do I install Java on
+// Windows?". Words are those of cased_surface_text, compared ignoring case
+// (so case, spacing and sentence punctuation elsewhere do not count); the two
+// swapped words both start with a capital letter and are not the text's
+// first word (a sentence's first capital says nothing). Swaps of a near
+// spelling are none: two words at most two edits apart ignoring case, or one
+// the start of the other ("Willi" / "Willy", "West" / "Western"), are mostly
+// the same name spelled twice.
+struct NameSwap {
+  std::string from, to;  // the swapped words, as the texts spell them
+};
+std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b);
 
 // How the pieces of registered vocabularies spell text.
 class SurfaceSpellings {
@@ -51,6 +70,12 @@ class SurfaceSpellings {
   // far apart in length are told apart without spelling them: one holding
   // more than 4 × the other's pieces + 16 (a query and a passage).
   bool same_surface(std::span<const uint32_t> a, std::span<const uint32_t> b) const;
+  // swapped_name of what the two spell; nullopt too when a piece spells
+  // nothing known. With `folds`, a pair whose identities (folded) differ in
+  // more than a short run of pieces is set aside before any spelling, as
+  // are texts far apart in length, as for same_surface.
+  std::optional<NameSwap> swapped_name(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                       const CaseFolds* folds = nullptr) const;
   size_t size() const { return spellings_.size(); }
 
  private:
@@ -62,6 +87,8 @@ class SurfaceSpellings {
   };
   // false when nothing was added (every piece held alike already).
   bool add(uint32_t identity, Spelling spelling);
+  // What the pieces spell before surface_text; nullopt as for surface.
+  std::optional<std::string> spelled(std::span<const uint32_t> ids) const;
   class Cursor;
   // A cheap test before spelling both in full: true when the surfaces
   // certainly differ (their ASCII letters and digits do, or a piece spells

@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/crc32c.hpp"
@@ -22,6 +23,7 @@
 #include "eval/pair_eval.hpp"
 #include "eval/pair_metrics.hpp"
 #include "search/pipeline.hpp"
+#include "text/case_folds.hpp"
 #include "text/surface.hpp"
 #include "verify/detail/alignment_modules.hpp"
 #include "verify/pair_scoring.hpp"
@@ -501,15 +503,18 @@ size_t spell_lexicon(verify::AlignmentVerifier& verifier, const encode::Encoder&
   return count;
 }
 
-SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups) {
-  SurfaceFloorFit fit;
+namespace {
+// Counts, per group, the pairs whose pieces `holds` (a, b), and how many of them are same-meaning.
+template <class Holds>
+std::pair<size_t, size_t> count_pairs(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups,
+                                      const char* what, std::map<std::string, std::pair<size_t, size_t>>& by_group,
+                                      Holds holds) {
   constexpr size_t kChunk = 4096;  // pairs per batch: progress and interrupts between them
-  size_t total = 0;
+  size_t total = 0, all_pairs = 0, all_same = 0;
   for (const auto& g : groups) total += g.pairs.size();
-  Progress progress("surface matches", total);
-  const auto spellings = text::registered_surface_spellings();  // the encoder's tokenizer registered its own
+  Progress progress(what, total);
   for (const auto& g : groups) {
-    auto& [pairs, same] = fit.by_group[g.name];
+    auto& [pairs, same] = by_group[g.name];
     for (size_t begin = 0; begin < g.pairs.size(); begin += kChunk) {
       check_interrupt();
       const size_t end = std::min(g.pairs.size(), begin + kChunk);
@@ -519,14 +524,35 @@ SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vec
       for (size_t i = begin; i < end; ++i) {
         const auto a = verify::token_identities(pieces[2 * (i - begin)]);
         const auto b = verify::token_identities(pieces[2 * (i - begin) + 1]);
-        if (spellings->same_surface(a, b)) ++pairs, same += g.pairs[i].label == 1;
+        if (holds(a, b)) ++pairs, same += g.pairs[i].label == 1;
       }
       progress.add(end - begin);
     }
-    fit.pairs += pairs, fit.same += same;
+    all_pairs += pairs, all_same += same;
   }
   progress.finish();
+  return {all_pairs, all_same};
+}
+}  // namespace
+
+SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups) {
+  SurfaceFloorFit fit;
+  const auto spellings = text::registered_surface_spellings();  // the encoder's tokenizer registered its own
+  std::tie(fit.pairs, fit.same) =
+      count_pairs(encoder, groups, "surface matches", fit.by_group,
+                  [&](const auto& a, const auto& b) { return spellings->same_surface(a, b); });
   fit.floor = double(fit.same + 1) / double(fit.pairs + 2);
+  return fit;
+}
+
+NameCapFit fit_name_cap(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups) {
+  NameCapFit fit;
+  const auto spellings = text::registered_surface_spellings();
+  const auto folds = text::registered_case_folds();
+  std::tie(fit.pairs, fit.same) = count_pairs(encoder, groups, "name swaps", fit.by_group, [&](const auto& a, const auto& b) {
+    return spellings->swapped_name(a, b, folds.get()).has_value();
+  });
+  fit.cap = double(fit.same + 1) / double(fit.pairs + 2);
   return fit;
 }
 
@@ -539,9 +565,10 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
   report.previous = verifier.calibration();
   VERITY_CHECK(!o.keep_calibration || report.previous.has_value(), ConfigError,
                "recalibrate: the file has no calibration to keep");
-  VERITY_CHECK(!o.keep_calibration || o.fit_flip_cap || !o.surface_groups.empty(), ConfigError,
-               "recalibrate: keeping the file's calibration fits only a flip cap or a surface floor, and neither "
-               "was asked for");
+  VERITY_CHECK(!o.keep_calibration || o.fit_flip_cap || !o.surface_groups.empty() || !o.name_groups.empty(),
+               ConfigError,
+               "recalibrate: keeping the file's calibration fits only a flip cap, a surface floor or a name cap, and "
+               "none was asked for");
   std::optional<verify::CalibrationGate> fixed_gate;
   if (o.gate_source == GateSource::file && !o.keep_calibration) {
     VERITY_CHECK(o.term == PooledTerm::gated, ConfigError,
@@ -563,15 +590,23 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
                  "recalibrate: no dev pair is the same text on the surface (case, spacing, punctuation aside), so a "
                  "surface floor cannot be fitted");
   }
+  if (!o.name_groups.empty()) {
+    report.names = fit_name_cap(encoder, o.name_groups);
+    VERITY_CHECK(report.names->pairs > 0, ConfigError,
+                 "recalibrate: no dev pair differs by a swapped name (one capitalized word inside the text), so a "
+                 "name cap cannot be fitted");
+  }
   const LogitScorer logits(verifier);
   const LogitScorer signals(verifier, true);
-  // nullptr: the pooled cosine; the signals only where a band, a flip cap or
-  // a surface floor (the new calibration's or the file's own) reads them.
+  // nullptr: the pooled cosine; the signals only where a band, a flip cap, a
+  // surface floor or a name cap (the new calibration's or the file's own)
+  // reads them.
   std::vector<const verify::Verifier*> scorers = {&logits, nullptr};
   const auto& prev = report.previous;
   const bool read_signals =
-      o.gate_band > 0 || o.fit_flip_cap || report.surface ||
-      (prev && (prev->flip_cap < 1 || prev->surface_floor > 0 || (prev->gate && prev->gate->band > 0)));
+      o.gate_band > 0 || o.fit_flip_cap || report.surface || report.names ||
+      (prev && (prev->flip_cap < 1 || prev->surface_floor > 0 || prev->name_cap < 1 ||
+                (prev->gate && prev->gate->band > 0)));
   if (read_signals) scorers.push_back(&signals);
   std::vector<CalibrationGroup> cgs;
   for (const auto& g : groups) {
@@ -602,7 +637,7 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     report.fit.term = PooledTerm::none;
     double network = 0;
     for (const auto& g : cgs) network += eval::binary_metrics(g.logits, g.labels).auc;
-    report.fit.network_macro_auc = network / double(cgs.size());  // summarized below, with the cap or floor
+    report.fit.network_macro_auc = network / double(cgs.size());  // summarized below, with the caps or floor
   } else {
     report.fit = fit_calibration(cgs, o.term, o.rule, fixed_gate, o.gate_band);
   }
@@ -628,7 +663,12 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     log("recalibrate: ", report.surface->pairs, " dev pairs are the same text on the surface, ", report.surface->same,
         " of them same-meaning: P of such a pair at least ", report.surface->floor);
   }
-  if (o.fit_flip_cap || report.surface) summarize(report.fit);  // the fit's figures with them in place
+  if (report.names) {
+    c.name_cap = float(report.names->cap);
+    log("recalibrate: ", report.names->pairs, " dev pairs differ by a swapped name, ", report.names->same,
+        " of them same-meaning: P of such a pair capped at ", report.names->cap);
+  }
+  if (o.fit_flip_cap || report.surface || report.names) summarize(report.fit);  // the fit's figures with them
   report.dev = metrics_at(cgs, c);
   if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
   verifier.set_calibration(c);

@@ -12,13 +12,13 @@
 // number words or negators, 6 when it has negating clitics, 7 when it has a
 // pooled head (config "pooled_head", "pooled_dim"), 8 when its lexicon has
 // spellings, 9 when its gate has a band, 10 when its calibration caps minimal
-// flips, 12 when it has a surface floor (11: FOLD; version 2, read too, has no
-// pooled terms in its calibration):
+// flips, 12 when it has a surface floor, 13 when it caps name swaps (11: FOLD;
+// version 2, read too, has no pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
 //               "gate" (v4: {"scale", "bias", "threshold", "band" (v9, > 0)} | null),
-//               "flip_cap" (v10, < 1), "surface_floor" (v12, > 0)} | null}
+//               "flip_cap" (v10, < 1), "surface_floor" (v12, > 0), "name_cap" (v13, < 1)} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
@@ -80,6 +80,15 @@ struct CalibrationGate {
   float band = 0;
 };
 
+// What the calibration's rules read of a pair. identity_signal:
+// verify::identity_signal (true where unknown, so a gate band never applies);
+// minimal_flip: verify::minimal_flip; surface_match: the texts are the same
+// on the surface; name_swap: they differ by a swapped name (each false where
+// unknown).
+struct RuleSignals {
+  bool identity_signal = true, minimal_flip = false, surface_match = false, name_swap = false;
+};
+
 // P(same) = sigmoid(scale · logit + pooled + bias), where pooled is
 //   hinge:  pooled_weight · min(cosine - pooled_center, 0)  (it only lowers P)
 //   linear: pooled_weight · (cosine - pooled_center)
@@ -109,21 +118,25 @@ struct Calibration {
   // different tokens whose vectors USE-lite sets apart, so it refuses "What is
   // Machine Learning?" for "What is machine learning?".
   float surface_floor = 0;
+  // P of a pair whose texts are the same but for a capitalized word inside,
+  // swapped for another (text::swapped_name: "install Python on Windows" /
+  // "install Java on Windows", "weather in Canada" / "weather in Germany") is
+  // at most this, the share of same-meaning pairs among such dev pairs (1: no
+  // cap). Every other word matches, so the network and the pooled cosine
+  // both read such a pair as a paraphrase; a named entity is what it asks
+  // about. An uncased tokenizer spells no capital, so it never applies there.
+  float name_cap = 1;
 
-  // cosine NaN = unknown. identity_signal: verify::identity_signal of the
-  // pair (true where unknown, so a gate band never applies); minimal_flip:
-  // verify::minimal_flip of the pair (false where unknown); surface_match:
-  // the texts are the same on the surface (false where unknown).
-  double probability(float logit, double cosine, bool identity_signal = true, bool minimal_flip = false,
-                     bool surface_match = false) const;
+  // cosine NaN = unknown.
+  double probability(float logit, double cosine, const RuleSignals& signals = {}) const;
 };
 // "hinge" | "linear".
 const char* pooled_form_name(Calibration::PooledForm form);
 Calibration::PooledForm parse_pooled_form(const std::string& text);
 // The file's and the CLI reports' form: {"scale", "bias", "threshold", "pooled_weight",
 // "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold", "band"?} | null,
-// "flip_cap"?, "surface_floor"?} ("band" only when > 0, "flip_cap" only when
-// < 1, "surface_floor" only when > 0).
+// "flip_cap"?, "surface_floor"?, "name_cap"?} ("band" only when > 0,
+// "flip_cap" and "name_cap" only when < 1, "surface_floor" only when > 0).
 nlohmann::json calibration_json(const Calibration& c);
 
 // How the calibration reached one pair's score (verity explain): the
@@ -133,9 +146,10 @@ struct ScoreTrace {
   float logit = 0;
   double network_probability = 0;  // sigmoid of the network's own calibration (the gate's, where gated)
   double probability = 0;          // the verifier's score, as score_pairs gives it
-  bool identity_signal = false, minimal_flip = false, surface_match = false;
-  bool capped = false;   // the flip cap lowered the probability
-  bool floored = false;  // the surface floor raised it
+  bool identity_signal = false, minimal_flip = false, surface_match = false, name_swap = false;
+  bool capped = false;       // the flip cap lowered the probability
+  bool floored = false;      // the surface floor raised it
+  bool name_capped = false;  // the name cap lowered it
 };
 
 class AlignmentVerifier final : public Verifier {
@@ -156,9 +170,10 @@ class AlignmentVerifier final : public Verifier {
   // Uncalibrated network outputs (what calibration rescales); 0 for empty maps.
   // With `signals`, also each pair's kIdentitySignalBit (verify::identity_signal;
   // set for an empty map) and kMinimalFlipBit (verify::minimal_flip), from the
-  // same features, and kSurfaceMatchBit (text::SurfaceSpellings::same_surface
-  // of the context's identities, through the registered spellings).
-  static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2, kSurfaceMatchBit = 4;
+  // same features, kSurfaceMatchBit (text::SurfaceSpellings::same_surface
+  // of the context's identities, through the registered spellings) and
+  // kNameSwapBit (text::SurfaceSpellings::swapped_name of them).
+  static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2, kSurfaceMatchBit = 4, kNameSwapBit = 8;
   std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
                             std::vector<uint8_t>* signals = nullptr) const;
   // score_pairs' scores with how each was reached (ScoreTrace; all zero for

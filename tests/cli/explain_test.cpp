@@ -146,7 +146,7 @@ TEST_F(Explain, UsageErrorsExitTwoAndWriteNothing) {
 
 // For F5 the JSON says what its network alone gave and which calibration rule
 // moved the score: the surface floor raises a case variant, the flip cap
-// lowers a negation; other verifiers get no trace.
+// lowers a negation, the name cap a swapped name; other verifiers get no trace.
 TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
   auto trace = [&](const std::string& query, const std::string& doc, const std::string& verifiers) {
     auto r = run("explain --query '" + query + "' --doc '" + doc + "' --encoder use-lite --verifier " + verifiers +
@@ -165,6 +165,12 @@ TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
   EXPECT_EQ(capped["applied"], nlohmann::json::array({"flip_cap"}));
   EXPECT_EQ(capped["minimal_flip"], true);
   EXPECT_GT(capped["network_probability"].get<double>(), j["scores"]["default"].get<double>());
+  j = trace("How do I install Python on Windows?", "How do I install Java on Windows?", "default");
+  const auto& named = j["calibration_trace"]["default"];
+  EXPECT_EQ(named["applied"], nlohmann::json::array({"name_cap"}));
+  EXPECT_EQ(named["name_swap"], true);
+  EXPECT_EQ(j["verdicts"]["default"], "near-miss");
+  EXPECT_GT(named["network_probability"].get<double>(), j["scores"]["default"].get<double>());
   j = trace("the dog bit the man", "the man bit the dog", "default");
   EXPECT_EQ(j["calibration_trace"]["default"]["applied"], nlohmann::json::array());
   EXPECT_EQ(j["calibration_trace"]["default"]["identity_signal"], true);  // a reordering
@@ -173,6 +179,10 @@ TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
                "--verifier default --out " + (dir_ / "t.svg").string() + " --quiet");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("raised as the same text on the surface"), std::string::npos) << r.out;
+  r = run("explain --query 'How do I install Python on Windows?' --doc 'How do I install Java on Windows?' "
+          "--encoder use-lite --verifier default --out " + (dir_ / "t.svg").string() + " --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("capped as a swapped name"), std::string::npos) << r.out;
 }
 
 }  // namespace

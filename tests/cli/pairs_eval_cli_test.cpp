@@ -15,12 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool have_models() {
-  const char* dir = std::getenv("VERITY_MODEL_DIR");
-  std::string root = dir ? dir : std::string(VERITY_SOURCE_DIR) + "/models";
-  return fs::exists(root + "/use-lite/verity.json");
-}
-
 struct Fixture {
   fs::path dir = fs::temp_directory_path() / ("verity_pairs_eval_" + std::to_string(::getpid()));
   std::string pairs = (dir / "probe" / "pairs.jsonl").string();
@@ -38,7 +32,7 @@ struct Fixture {
 }  // namespace
 
 TEST(PairsEvalCli, ReportsEveryScorerUnderTheSpecGivenWithRelativePaths) {
-  if (!have_models()) {
+  if (!verity_test::have_use_lite()) {
     if (std::getenv("VERITY_REQUIRE_MODELS")) FAIL() << "models/use-lite missing";
     GTEST_SKIP() << "models/use-lite not converted (scripts/setup_models.sh)";
   }
@@ -105,7 +99,7 @@ TEST(PairsEvalCli, BadInputIsAClearError) {
 }
 
 TEST(PairsEvalCli, OneLabelOnlyLeavesTheAucUndefined) {
-  if (!have_models()) {
+  if (!verity_test::have_use_lite()) {
     if (std::getenv("VERITY_REQUIRE_MODELS")) FAIL() << "models/use-lite missing and VERITY_REQUIRE_MODELS is set";
     GTEST_SKIP() << "models/use-lite not converted (scripts/setup_models.sh)";
   }

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -32,6 +33,15 @@ inline Result run(const std::string& args, const std::string& env = "") {
   std::string err((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
   fs::remove(err_path);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err};
+}
+
+// Whether the converted USE-lite model is there (VERITY_MODEL_DIR, else the
+// repository's models/): tests that need it skip without it, or fail where
+// VERITY_REQUIRE_MODELS is set.
+inline bool have_use_lite() {
+  const char* dir = std::getenv("VERITY_MODEL_DIR");
+  const std::string root = dir ? dir : std::string(VERITY_SOURCE_DIR) + "/models";
+  return std::filesystem::exists(root + "/use-lite/verity.json");
 }
 
 }  // namespace verity_test

@@ -29,12 +29,6 @@ std::string write_fixture() {
   return path;
 }
 
-bool have_models() {
-  const char* dir = std::getenv("VERITY_MODEL_DIR");
-  std::string root = dir ? dir : std::string(VERITY_SOURCE_DIR) + "/models";
-  return fs::exists(root + "/use-lite/verity.json");
-}
-
 }  // namespace
 
 TEST(NearmissEvalCli, BadDataLineNamesFileAndLine) {
@@ -60,7 +54,7 @@ TEST(NearmissEvalCli, UnknownVerifierIsAnError) {
 }
 
 TEST(NearmissEvalCli, ReportsKeysForF1AndNone) {
-  if (!have_models()) {
+  if (!verity_test::have_use_lite()) {
     if (std::getenv("VERITY_REQUIRE_MODELS")) FAIL() << "models/use-lite missing";
     GTEST_SKIP() << "models/use-lite not converted (scripts/setup_models.sh)";
   }

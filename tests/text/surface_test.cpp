@@ -150,6 +150,64 @@ TEST(SurfaceSpellings, TheShortcutAgreesWithTheFullSurfaces) {
   EXPECT_FALSE(s.same_surface(ids({"\u25813", ".", "5"}), ids({"\u258135"})));
 }
 
+TEST(SwappedName, OneCapitalizedWordInsideSwappedForAnother) {
+  const auto swap = swapped_name("How do I install Python on Windows?", "How do I install Java on Windows?");
+  ASSERT_TRUE(swap.has_value());
+  EXPECT_EQ(swap->from, "Python");
+  EXPECT_EQ(swap->to, "Java");
+  // Case, spacing and sentence punctuation elsewhere do not count; the swapped words keep their spelling.
+  const auto cased = swapped_name("what is the weather in Canada", "What is the weather in GERMANY ?");
+  ASSERT_TRUE(cased.has_value());
+  EXPECT_EQ(cased->to, "GERMANY");
+  EXPECT_TRUE(swapped_name("Should you tip your Lyft driver?", "Should you tip your \u00c9tienne driver?"));
+}
+
+TEST(SwappedName, NoSwapWhereTheDifferenceIsAnotherKind) {
+  EXPECT_FALSE(swapped_name("He studied with Willi Muenzenberg.", "He studied with Willy Muenzenberg."));  // near
+  EXPECT_FALSE(swapped_name("The West Zhou state", "The Western Zhou state"));  // one the start of the other
+  EXPECT_FALSE(swapped_name("Python is fun", "Java is fun"));                   // the first word
+  EXPECT_FALSE(swapped_name("How do I install python?", "How do I install Java?"));  // one not capitalized
+  EXPECT_FALSE(swapped_name("Is Paris in France?", "Is Paris in Europe today?"));    // a word more
+  EXPECT_FALSE(swapped_name("Is Paris near Lyon?", "Is Rome near Milan?"));         // two words
+  EXPECT_FALSE(swapped_name("Is it Open?", "Is it open?"));                         // only case
+  EXPECT_FALSE(swapped_name("Is it Open?", "Is it Open?"));
+  EXPECT_FALSE(swapped_name("Buy an iPhone 6", "Buy an iPhone 7"));  // a number: not a capital
+  EXPECT_FALSE(swapped_name("", ""));
+}
+
+// From token identities: the same answers as from the texts, with case
+// elsewhere folded before the cheap test (a folded pair is spelled).
+TEST(SurfaceSpellings, SwappedNamesFromPieces) {
+  SurfaceSpellings s;
+  const std::vector<std::string> vocabulary = {"<unk>", "<s>", "\u2581How", "\u2581how", "\u2581do", "\u2581I",
+                                               "\u2581install", "\u2581Install", "\u2581Python", "\u2581Ja", "va",
+                                               "\u2581on", "\u2581Windows", "?", "\u2581python"};
+  s.add_sentencepiece(vocabulary, 2);
+  const auto python = ids({"\u2581How", "\u2581do", "\u2581I", "\u2581install", "\u2581Python", "\u2581on",
+                           "\u2581Windows", "?"});
+  const auto java = ids({"\u2581how", "\u2581do", "\u2581I", "\u2581Install", "\u2581Ja", "va", "\u2581on",
+                         "\u2581Windows"});
+  const CaseFolds folds(vocabulary);
+  for (const CaseFolds* f : {static_cast<const CaseFolds*>(nullptr), &folds}) {
+    const auto swap = s.swapped_name(python, java, f);
+    ASSERT_TRUE(swap.has_value());
+    EXPECT_EQ(swap->from, "Python");
+    EXPECT_EQ(swap->to, "Java");
+  }
+  auto lower = python;
+  lower[4] = piece_identity("\u2581python");
+  EXPECT_FALSE(s.swapped_name(python, lower, &folds));  // only case differs
+  EXPECT_FALSE(s.swapped_name(python, python, &folds));
+  EXPECT_FALSE(s.swapped_name(python, ids({"<unk>", "\u2581do"}), &folds));
+  // A long run of differing pieces is set aside unspelled; so is a pair with an unknown piece.
+  auto longer = java;
+  longer.insert(longer.begin() + 4, 13, piece_identity("va"));
+  EXPECT_FALSE(s.swapped_name(python, longer, &folds));
+  auto unknown = java;
+  unknown[4] = piece_identity("<unk>");
+  EXPECT_FALSE(s.swapped_name(python, unknown, &folds));
+}
+
 TEST(SurfaceSpellings, TokenizersRegisterTheirSpellings) {
   const SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
                                           {"<x3>", 0}, {"\u2581Surfacetest", -1}, {"\u2581surfacetest", -1},

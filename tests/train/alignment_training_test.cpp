@@ -248,7 +248,7 @@ TEST(F5Calibration, GateBandTurnsOnlyUnsureVerdictsWithoutASignal) {
   for (const auto& g : groups)
     for (size_t i = 0; i < g.logits.size(); ++i) {
       const auto& c = band.calibration;
-      const bool verdict = c.probability(g.logits[i], g.cosines[i], g.identity_signal(i)) >= c.threshold;
+      const bool verdict = c.probability(g.logits[i], g.cosines[i], {g.identity_signal(i)}) >= c.threshold;
       const bool network = gated.calibration.probability(g.logits[i], g.cosines[i]) >= gated.calibration.threshold;
       if (g.identity_signal(i)) {
         ASSERT_EQ(verdict, network) << g.name << " " << i;
@@ -924,10 +924,16 @@ TEST(TrainVerifierF5Cli, SurfaceFloorOnAKeptCalibration) {
   // Keeping the calibration fits only a cap or a floor; a floor needs a surface match among the dev pairs.
   r = verity_test::run(calibrate + " --keep-calibration");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("neither was asked for"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("none was asked for"), std::string::npos) << r.err;
   r = verity_test::run(calibrate + " --keep-calibration --surface-floor");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("no dev pair is the same text on the surface"), std::string::npos) << r.err;
+  // The tiny BERT is uncased: it spells no capital, so no pair is a name swap.
+  write_pairs((data.dir / "names.jsonl").string(), "names",
+              {{"How do I install Python on Windows?", "How do I install Java on Windows?", 0}});
+  r = verity_test::run(calibrate + " --keep-calibration --name-cap --dev-pairs " + (data.dir / "names.jsonl").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no dev pair differs by a swapped name"), std::string::npos) << r.err;
 
   r = verity_test::run(calibrate + " --keep-calibration --surface-floor --dev-pairs " + surface);
   ASSERT_EQ(r.status, 0) << r.err;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <map>
 #include <random>
 #include <set>
@@ -733,6 +734,28 @@ std::unique_ptr<AlignmentVerifier> saved_and_loaded(AlignmentVerifier& v, const 
   v.save(path);
   return AlignmentVerifier::load(path);
 }
+
+// A calibration rule (a cap or a floor) travels in the file at `version` and
+// under `key` in the calibration's JSON; at its neutral value (a default
+// Calibration's) the key is absent and the file keeps version 3; `invalid`
+// is refused.
+void expect_rule_saved(AlignmentVerifier& v, Calibration cal, float Calibration::*rule, const std::string& key,
+                       uint32_t version, float invalid) {
+  const float value = cal.*rule;
+  const auto path = temp_path(key + ".valn");
+  auto w = saved_and_loaded(v, cal, path);
+  EXPECT_EQ(SectionFile(path, "VALN", version).version(), version);
+  ASSERT_TRUE(w->calibration());
+  EXPECT_FLOAT_EQ((*w->calibration()).*rule, value);
+  EXPECT_FLOAT_EQ(calibration_json(cal)[key].get<float>(), value);
+  cal.*rule = Calibration{}.*rule;
+  EXPECT_FALSE(calibration_json(cal).contains(key));
+  v.set_calibration(cal);
+  v.save(path);
+  EXPECT_EQ(SectionFile(path, "VALN", version).version(), 3u);
+  cal.*rule = invalid;
+  EXPECT_THROW(v.set_calibration(cal), ConfigError);
+}
 }  // namespace
 
 TEST(AlignmentVerifier, GatedLinearTermOfTheCalibration) {
@@ -789,18 +812,18 @@ TEST(AlignmentVerifier, GateBandFreesOnlyUnsureVerdictsWithoutASignal) {
   cal.pooled_form = Calibration::PooledForm::linear;
   cal.gate = CalibrationGate{1.0f, 0.0f, 0.5f, 0.1f};
   const float unsure = -0.2f, sure = -1.0f;  // own probability 0.45 (in the band), 0.27 (not)
-  EXPECT_GT(cal.probability(unsure, 0.95, false), 0.5);  // the cosine accepts it
-  EXPECT_LT(cal.probability(unsure, 0.95, true), 0.5);   // an identity signal keeps the gate
+  EXPECT_GT(cal.probability(unsure, 0.95, {false}), 0.5);  // the cosine accepts it
+  EXPECT_LT(cal.probability(unsure, 0.95, {true}), 0.5);   // an identity signal keeps the gate
   EXPECT_LT(cal.probability(unsure, 0.95), 0.5);         // unknown counts as a signal
-  EXPECT_LT(cal.probability(sure, 0.95, false), 0.5);    // outside the band the gate holds
-  EXPECT_LT(cal.probability(0.2f, 0.2, false), 0.5);     // and a low cosine may reject an unsure match
-  EXPECT_GE(cal.probability(0.2f, 0.2, true), 0.5);
+  EXPECT_LT(cal.probability(sure, 0.95, {false}), 0.5);    // outside the band the gate holds
+  EXPECT_LT(cal.probability(0.2f, 0.2, {false}), 0.5);     // and a low cosine may reject an unsure match
+  EXPECT_GE(cal.probability(0.2f, 0.2, {true}), 0.5);
   const auto path = temp_path("band.valn");
   auto w = saved_and_loaded(*v, cal, path);
   EXPECT_EQ(SectionFile(path, "VALN", 9).version(), 9u);
   ASSERT_TRUE(w->calibration() && w->calibration()->gate);
   EXPECT_FLOAT_EQ(w->calibration()->gate->band, 0.1f);
-  EXPECT_DOUBLE_EQ(w->calibration()->probability(unsure, 0.95, false), cal.probability(unsure, 0.95, false));
+  EXPECT_DOUBLE_EQ(w->calibration()->probability(unsure, 0.95, {false}), cal.probability(unsure, 0.95, {false}));
   EXPECT_FLOAT_EQ(calibration_json(cal)["gate"]["band"].get<float>(), 0.1f);
   cal.gate->band = 0;  // no band: the key is absent and the file stays at version 4
   EXPECT_FALSE(calibration_json(cal)["gate"].contains("band"));
@@ -816,22 +839,10 @@ TEST(AlignmentVerifier, FlipCapBoundsOnlyMinimalFlips) {
   Calibration cal;
   cal.scale = 1.0f, cal.bias = 0.0f, cal.threshold = 0.5f;
   cal.flip_cap = 0.2f;
-  EXPECT_NEAR(cal.probability(3.0f, 0.9, true, true), 0.2, 1e-6);
-  EXPECT_NEAR(cal.probability(3.0f, 0.9, true, false), 1.0 / (1.0 + std::exp(-3.0)), 1e-6);
-  EXPECT_NEAR(cal.probability(-3.0f, 0.9, true, true), 1.0 / (1.0 + std::exp(3.0)), 1e-6);  // already lower
-  const auto path = temp_path("flip-cap.valn");
-  auto w = saved_and_loaded(*v, cal, path);
-  EXPECT_EQ(SectionFile(path, "VALN", 10).version(), 10u);
-  ASSERT_TRUE(w->calibration());
-  EXPECT_FLOAT_EQ(w->calibration()->flip_cap, 0.2f);
-  EXPECT_FLOAT_EQ(calibration_json(cal)["flip_cap"].get<float>(), 0.2f);
-  cal.flip_cap = 1.0f;
-  EXPECT_FALSE(calibration_json(cal).contains("flip_cap"));
-  v->set_calibration(cal);
-  v->save(path);
-  EXPECT_EQ(SectionFile(path, "VALN", 10).version(), 3u);
-  cal.flip_cap = 0.0f;
-  EXPECT_THROW(v->set_calibration(cal), ConfigError);
+  EXPECT_NEAR(cal.probability(3.0f, 0.9, {true, true}), 0.2, 1e-6);
+  EXPECT_NEAR(cal.probability(3.0f, 0.9, {true, false}), 1.0 / (1.0 + std::exp(-3.0)), 1e-6);
+  EXPECT_NEAR(cal.probability(-3.0f, 0.9, {true, true}), 1.0 / (1.0 + std::exp(3.0)), 1e-6);  // already lower
+  expect_rule_saved(*v, cal, &Calibration::flip_cap, "flip_cap", 10, 0.0f);
 }
 
 // The surface floor raises P of a pair whose texts are the same but for case
@@ -880,23 +891,70 @@ TEST(AlignmentVerifier, SurfaceFloorRaisesOnlyTextsTheSameOnTheSurface) {
     EXPECT_LT(traces[0].network_probability, 0.5);
     EXPECT_EQ(traces[1].probability, 0.0);  // an empty map
   }
-  EXPECT_NEAR(cal.probability(4.0f, 0.9, true, false, true), 0.9, 1e-6);  // 0.5 raised to the floor
-  EXPECT_NEAR(cal.probability(4.0f, 0.9, true, false, false), 0.5, 1e-6);
-  EXPECT_NEAR(cal.probability(8.0f, 0.9, true, false, true), 1.0 / (1.0 + std::exp(-4.0)), 1e-6);  // already higher
+  EXPECT_NEAR(cal.probability(4.0f, 0.9, {true, false, true}), 0.9, 1e-6);  // 0.5 raised to the floor
+  EXPECT_NEAR(cal.probability(4.0f, 0.9, {true, false, false}), 0.5, 1e-6);
+  EXPECT_NEAR(cal.probability(8.0f, 0.9, {true, false, true}), 1.0 / (1.0 + std::exp(-4.0)), 1e-6);  // already higher
 
-  const auto path = temp_path("surface-floor.valn");
-  auto w = saved_and_loaded(*v, cal, path);
-  EXPECT_EQ(SectionFile(path, "VALN", 12).version(), 12u);
-  ASSERT_TRUE(w->calibration());
-  EXPECT_FLOAT_EQ(w->calibration()->surface_floor, 0.9f);
-  EXPECT_FLOAT_EQ(calibration_json(cal)["surface_floor"].get<float>(), 0.9f);
-  cal.surface_floor = 0.0f;
-  EXPECT_FALSE(calibration_json(cal).contains("surface_floor"));
+  expect_rule_saved(*v, cal, &Calibration::surface_floor, "surface_floor", 12, 1.0f);
+}
+
+// The name cap lowers P of a pair whose texts differ by one capitalized word
+// inside, swapped for another, read through the spellings of the tokenizers
+// this process made, and travels in the file (version 13; absent when 1).
+TEST(AlignmentVerifier, NameCapLowersOnlyASwappedName) {
+  const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
+                                                {"<x3>", 0}, {"\u2581Weather", -1}, {"\u2581in", -1},
+                                                {"\u2581Canada", -1}, {"\u2581Germany", -1}, {"\u2581Canadas", -1},
+                                                {"\u2581canada", -1}, {"\u2581today", -1}, {"?", -1}});
+  EXPECT_GT(tokenizer.size(), 0u);
+  auto v = tiny_verifier(17);
+  Calibration cal;
+  cal.scale = 1.0f, cal.bias = 4.0f, cal.threshold = 0.5f;  // the network's P is high for every pair
   v->set_calibration(cal);
-  v->save(path);
-  EXPECT_EQ(SectionFile(path, "VALN", 12).version(), 3u);
-  cal.surface_floor = 1.0f;
-  EXPECT_THROW(v->set_calibration(cal), ConfigError);
+  const size_t dim = 8;
+  std::list<std::vector<uint32_t>> held;  // PairContext holds spans of them
+  auto context = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
+    const auto& a = held.emplace_back(piece_ids(pa));
+    const auto& b = held.emplace_back(piece_ids(pb));
+    return PairContext{a, b, 0.9f};
+  };
+  auto map = [&](size_t na, size_t nb) {
+    std::vector<int> a, b;
+    for (size_t i = 0; i < na; ++i) a.push_back(int(i % dim));
+    for (size_t i = 0; i < nb; ++i) b.push_back(int(i % dim));
+    return SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
+  };
+  auto score = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
+    const std::vector<SimilarityMap> maps = {map(pa.size(), pb.size())};
+    return v->score_pairs(maps, std::vector<PairContext>{context(pa, pb)})[0];
+  };
+  const std::vector<std::string> canada = {"\u2581Weather", "\u2581in", "\u2581Canada", "?"};
+  const std::vector<std::string> germany = {"\u2581Weather", "\u2581in", "\u2581Germany"};
+  const std::vector<std::string> near = {"\u2581Weather", "\u2581in", "\u2581Canadas"};
+  const std::vector<std::string> lower = {"\u2581Weather", "\u2581in", "\u2581canada", "\u2581today"};
+  const float uncapped = score(canada, germany), near_score = score(canada, near), other = score(canada, lower);
+  ASSERT_GT(uncapped, 0.5f);
+  cal.name_cap = 0.15f;
+  v->set_calibration(cal);
+  EXPECT_FLOAT_EQ(score(canada, germany), 0.15f);
+  EXPECT_FLOAT_EQ(score(germany, canada), 0.15f);
+  EXPECT_FLOAT_EQ(score(canada, near), near_score);  // a near spelling: no cap
+  EXPECT_FLOAT_EQ(score(canada, lower), other);      // a word more: no cap
+  {  // the trace gives the same score and says the cap lowered it
+    const std::vector<SimilarityMap> maps = {map(4, 3)};
+    const std::vector<PairContext> contexts = {context(canada, germany)};
+    const auto traces = v->trace_pairs(maps, contexts);
+    EXPECT_FLOAT_EQ(float(traces[0].probability), v->score_pairs(maps, contexts)[0]);
+    EXPECT_TRUE(traces[0].name_swap && traces[0].name_capped && !traces[0].capped && !traces[0].floored);
+    EXPECT_GT(traces[0].network_probability, 0.5);
+  }
+  RuleSignals swapped;
+  swapped.name_swap = true;
+  EXPECT_NEAR(cal.probability(0.0f, 0.9, swapped), 0.15, 1e-6);
+  EXPECT_NEAR(cal.probability(-8.0f, 0.9, swapped), 1.0 / (1.0 + std::exp(4.0)), 1e-6);  // already lower
+  EXPECT_NEAR(cal.probability(0.0f, 0.9), 1.0 / (1.0 + std::exp(-4.0)), 1e-6);
+
+  expect_rule_saved(*v, cal, &Calibration::name_cap, "name_cap", 13, 0.0f);
 }
 
 // The cap reads the case folds of the tokenizers this process made (text/

@@ -128,7 +128,13 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   // Texts the same but for case and punctuation are floored where a rule says so, and the record counts them.
   ASSERT_TRUE(f5->calibration().has_value());
   EXPECT_GT(f5->calibration()->surface_floor, f5->calibration()->threshold);
-  EXPECT_GT(recalibrations.front().at("surface_floor").at("pairs").get<size_t>(), 0u);
+  const auto with_floor = std::find_if(recalibrations.begin(), recalibrations.end(),
+                                       [](const auto& r) { return r.contains("surface_floor"); });
+  ASSERT_NE(with_floor, recalibrations.end());
+  EXPECT_GT(with_floor->at("surface_floor").at("pairs").get<size_t>(), 0u);
+  // A capitalized word swapped for another ("Python" / "Java") is capped under the threshold.
+  EXPECT_LT(f5->calibration()->name_cap, f5->calibration()->threshold);
+  EXPECT_GT(recalibrations.front().at("name_cap").at("pairs").get<size_t>(), 0u);
   // The earlier F3 ensemble stays loadable for comparisons.
   auto old = make_verifier("ensemble:" + std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble.vens");
   EXPECT_TRUE(old->is_trained());

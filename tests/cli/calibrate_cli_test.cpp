@@ -1,0 +1,81 @@
+// verity calibrate --name-cap end to end on the shipped default verifier and
+// USE-lite, whose pieces keep case: it counts the dev pairs whose texts differ
+// by a swapped name, caps their P at (same + 1) / (pairs + 2), and with
+// --keep-calibration moves no other score. Needs models/use-lite (required
+// when VERITY_REQUIRE_MODELS is set, skipped otherwise).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_verity.hpp"
+#include "verify/alignment_verifier.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<double> scores_of(const std::string& path) {
+  std::vector<double> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line).at("score").get<double>());
+  return out;
+}
+
+TEST(CalibrateCli, NameCapOnAKeptCalibration) {
+  if (!verity_test::have_use_lite()) {
+    if (std::getenv("VERITY_REQUIRE_MODELS")) FAIL() << "models/use-lite missing";
+    GTEST_SKIP() << "models/use-lite not converted (scripts/setup_models.sh)";
+  }
+  const fs::path dir = fs::temp_directory_path() / ("verity_calibrate_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "names");
+  const auto pairs = (dir / "names" / "dev.jsonl").string();  // the source "names", as its folder says
+  // Rows 0-2 swap a name; 3 is a near spelling, 4 a paraphrase, 5 swaps a lower-case word.
+  std::ofstream(pairs) << R"({"a": "How do I install Python on Windows?", "b": "How do I install Java on Windows?", "label": 0})" "\n"
+                       << R"({"a": "What is the weather in Canada today?", "b": "what is the weather in Germany today", "label": 0})" "\n"
+                       << R"({"a": "Should you tip your Lyft driver?", "b": "Should you tip your Uber driver?", "label": 1})" "\n"
+                       << R"({"a": "He studied with Willi Muenzenberg.", "b": "He studied with Willy Muenzenberg.", "label": 1})" "\n"
+                       << R"({"a": "How do I reset my password?", "b": "How can I reset my password?", "label": 1})" "\n"
+                       << R"({"a": "How do I cook rice?", "b": "How do I cook pasta?", "label": 0})" "\n";
+  const std::string before = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/default.valn";
+  const auto after = (dir / "named.valn").string();
+  auto r = verity_test::run("calibrate --verifier " + before + " --dev-pairs " + pairs +
+                            " --encoder use-lite --keep-calibration --name-cap --json --quiet --out " + after);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  const auto& fit = summary.at("name_cap");
+  EXPECT_EQ(fit.at("pairs"), 3);
+  EXPECT_EQ(fit.at("same"), 1);
+  EXPECT_DOUBLE_EQ(fit.at("cap").get<double>(), 2.0 / 5.0);  // (same + 1) / (pairs + 2)
+  EXPECT_EQ(fit.at("by_group").at("names").at("pairs"), 3);
+  EXPECT_EQ(summary.at("calibration").at("kept"), true);
+  const auto old = verity::verify::AlignmentVerifier::load(before), fitted = verity::verify::AlignmentVerifier::load(after);
+  ASSERT_TRUE(old->calibration() && fitted->calibration());
+  auto kept = *fitted->calibration();
+  EXPECT_FLOAT_EQ(kept.name_cap, 0.4f);
+  kept.name_cap = old->calibration()->name_cap;
+  EXPECT_EQ(verity::verify::calibration_json(kept), verity::verify::calibration_json(*old->calibration()));
+  EXPECT_EQ(nlohmann::json::parse(fitted->provenance()).at("recalibrated").at("name_cap").at("pairs"), 3);
+
+  // Scored: the swaps at most the cap, every other pair as before.
+  std::vector<std::vector<double>> scores;
+  for (const auto& v : {before, after}) {
+    const auto out = (dir / "scores.jsonl").string();
+    r = verity_test::run("pairs-eval --data " + pairs + " --verifier f5:" + v + " --scores-out " + out +
+                         " --json --quiet");
+    ASSERT_EQ(r.status, 0) << r.err;
+    scores.push_back(scores_of(out));
+    ASSERT_EQ(scores.back().size(), 6u);
+  }
+  for (size_t i = 0; i < 3; ++i) EXPECT_LE(scores[1][i], 0.4 + 1e-6) << i;
+  for (size_t i = 3; i < 6; ++i) EXPECT_DOUBLE_EQ(scores[1][i], scores[0][i]) << i;
+  fs::remove_all(dir);
+}
+
+}  // namespace
