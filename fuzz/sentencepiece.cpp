@@ -2,7 +2,9 @@
 // models/use-lite vocabulary when present, else a small built-in one. Invalid UTF-8
 // must be a FormatError; every id must be in the vocabulary. The surface of the
 // text (text/surface.hpp) is well-formed UTF-8 when the text is, and the pieces'
-// surface matches itself unless it holds unknown text or nothing.
+// surface matches itself unless it holds unknown text or nothing; a text is no
+// name swap of itself, and a swap between its two halves reads the same both
+// ways round.
 #include <filesystem>
 #include <vector>
 
@@ -41,6 +43,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto spelled = spellings->surface(identities);
     VERITY_FUZZ_EXPECT(spellings->same_surface(identities, identities) == (spelled && !spelled->empty()),
                        "a text's pieces are the same on the surface as themselves");
+    if (valid)
+      VERITY_FUZZ_EXPECT(text::first_invalid_utf8(text::cased_surface_text(text)) == std::string_view::npos,
+                         "cased surface of valid text");
+    VERITY_FUZZ_EXPECT(!spellings->swapped_name(identities, identities, text::registered_case_folds().get()),
+                       "a text is no name swap of itself");
+    // The input's two halves as a pair: a swap reads the same both ways round.
+    const auto front = text.substr(0, text.size() / 2), back = text.substr(text.size() / 2);
+    const auto there = text::swapped_name(front, back), back_again = text::swapped_name(back, front);
+    VERITY_FUZZ_EXPECT(there.has_value() == back_again.has_value() &&
+                           (!there || (there->from == back_again->to && there->to == back_again->from)),
+                       "a name swap is symmetric");
     (void)text::sentencepiece_normalize(text);
   });
   return 0;

@@ -7,7 +7,8 @@
 // registers how its pieces spell text (register_spellings) in one
 // process-wide table, as it registers its case folds (text/case_folds.hpp);
 // a pair with a piece of no registered vocabulary, or an unknown-text piece,
-// is never a surface match.
+// is never a surface match. Also read from the spellings: two texts the same
+// but for one capitalized word inside, a name swapped for another.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -71,9 +72,9 @@ class SurfaceSpellings {
   // more than 4 × the other's pieces + 16 (a query and a passage).
   bool same_surface(std::span<const uint32_t> a, std::span<const uint32_t> b) const;
   // swapped_name of what the two spell; nullopt too when a piece spells
-  // nothing known. With `folds`, a pair whose identities (folded) differ in
-  // more than a short run of pieces is set aside before any spelling, as
-  // are texts far apart in length, as for same_surface.
+  // nothing known. Before any spelling, a pair whose identities differ in
+  // more than one short run of pieces (12) is set aside; `folds` (the case
+  // folds) let a word in another case elsewhere count as the same there.
   std::optional<NameSwap> swapped_name(std::span<const uint32_t> a, std::span<const uint32_t> b,
                                        const CaseFolds* folds = nullptr) const;
   size_t size() const { return spellings_.size(); }
