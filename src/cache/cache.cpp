@@ -20,6 +20,7 @@
 #include "core/io.hpp"
 #include "core/log.hpp"
 #include "encode/registry.hpp"
+#include "text/surface.hpp"
 #include "text/utf8.hpp"
 #include "verify/pair_scoring.hpp"
 #include "verify/verifier.hpp"
@@ -59,6 +60,7 @@ struct EntryInfo {
   int64_t bytes = 0;
   std::optional<int64_t> expires_ms;
   std::list<int64_t>::iterator lru;
+  std::string surface;  // text::surface_text of the prompt
 };
 
 struct Namespace {
@@ -66,7 +68,19 @@ struct Namespace {
   std::unordered_map<int64_t, EntryInfo> entries;
   std::list<int64_t> lru;  // front = most recently used
   size_t bytes = 0;
+  // Entries by the surface of their prompt (case, spacing, apostrophes and
+  // sentence punctuation aside): such a prompt is a candidate whatever its
+  // cosine, which case alone can pull far down ("JULIANA IN A WAY YES" /
+  // "Juliana: In a way, yes.": 0.35).
+  std::unordered_map<std::string, std::vector<int64_t>> by_surface;
   Namespace(size_t dim, const AnnOptions& o) : ann(dim, o) {}
+  void add_surface(int64_t id, const std::string& surface) { by_surface[surface].push_back(id); }
+  void drop_surface(int64_t id, const std::string& surface) {
+    auto it = by_surface.find(surface);
+    if (it == by_surface.end()) return;
+    std::erase(it->second, id);
+    if (it->second.empty()) by_surface.erase(it);
+  }
 };
 
 Entry to_entry(const EntryRecord& r) { return {r.id, r.ns, r.prompt, r.response, r.metadata, r.created_ms, r.expires_ms}; }
@@ -255,6 +269,7 @@ struct Cache::Impl {
       const float* pooled;
       int64_t bytes;
       std::optional<int64_t> expires_ms;
+      std::string surface;
     };
     std::vector<Added> added;
     std::vector<int64_t> gone;  // removed, evicted or expired
@@ -319,6 +334,7 @@ struct Cache::Impl {
       if (auto e = n.entries.find(id); e != n.entries.end()) {
         n.bytes -= e->second.bytes;
         n.lru.erase(e->second.lru);
+        n.drop_surface(id, e->second.surface);
         n.entries.erase(e);
       }
       n.ann.remove(id);
@@ -335,7 +351,10 @@ struct Cache::Impl {
       } else {
         n.bytes -= e->second.bytes;
         n.lru.splice(n.lru.begin(), n.lru, e->second.lru);
+        n.drop_surface(a.id, e->second.surface);
       }
+      e->second.surface = a.surface;
+      n.add_surface(a.id, a.surface);
       e->second.bytes = a.bytes;
       e->second.expires_ms = a.expires_ms;
       n.bytes += a.bytes;
@@ -391,7 +410,7 @@ struct Cache::Impl {
         if (!up.replaced) ++n;
         b += bytes[i] - (up.replaced ? up.old_bytes : 0);
         keep[r.options.ns].insert(up.id);
-        change.added.push_back({up.id, r.options.ns, e.pooled.data(), bytes[i], expires[i]});
+        change.added.push_back({up.id, r.options.ns, e.pooled.data(), bytes[i], expires[i], text::surface_text(r.prompt)});
       }
       for (const auto& [ns, g] : growth) {
         auto victims = plan_eviction(ns, g.first, g.second, keep[ns], gone);
@@ -435,6 +454,7 @@ struct Cache::Impl {
   struct Gathered {
     Encoded query;
     std::vector<Neighbor> nearest;  // live entries, best first, at most opt.candidates
+    std::vector<int64_t> surface;   // live entries whose prompt has the prompt's surface
     bool empty = true;               // the namespace has no live entry
   };
 
@@ -457,6 +477,12 @@ struct Cache::Impl {
           if (g.nearest.size() < opt.candidates) g.nearest.push_back(nb);
         }
       }
+      if (it != namespaces.end())
+        if (auto s = it->second.by_surface.find(text::surface_text(prompt)); s != it->second.by_surface.end())
+          for (int64_t id : s->second)
+            if (auto e = it->second.entries.find(id);
+                e != it->second.entries.end() && live(e->second.expires_ms, now_ms))
+              g.surface.push_back(id), g.empty = false;
     }
     t.ann_ms = ms_since(ta);
     return g;
@@ -468,21 +494,34 @@ struct Cache::Impl {
     EntryVectors vectors;
   };
 
-  // Stored rows of the candidates at or above the floor; entries removed or
+  // Stored rows of the candidates at or above the floor, and of the
+  // prompt's surface matches whatever their cosine; entries removed or
   // expired since the search are skipped, damaged ones counted and skipped.
-  std::vector<Fetched> fetch(const std::vector<Neighbor>& nearest, int64_t now_ms) {
+  std::vector<Fetched> fetch(const Gathered& g, int64_t now_ms) {
     std::vector<Fetched> out;
-    for (const auto& nb : nearest) {
-      if (nb.cosine < opt.cosine_floor) continue;
+    auto add = [&](Neighbor nb, bool surface) {
       try {
         auto row = store->fetch(nb.id);
-        if (!row || !live(row->first.expires_ms, now_ms)) continue;
+        if (!row || !live(row->first.expires_ms, now_ms)) return;
+        if (surface) {  // both pooled vectors are unit length
+          double dot = 0;
+          for (size_t i = 0; i < dim; ++i) dot += double(g.query.pooled[i]) * row->second.pooled[i];
+          nb.cosine = float(dot);
+        }
         out.push_back({nb, std::move(row->first), std::move(row->second)});
       } catch (const FormatError& e) {
         ++damaged;
         log("cache: skipping a damaged entry: ", e.what());
       }
-    }
+    };
+    auto surface = [&](int64_t id) { return std::find(g.surface.begin(), g.surface.end(), id) != g.surface.end(); };
+    auto nearest = [&](int64_t id) {
+      return std::any_of(g.nearest.begin(), g.nearest.end(), [&](const Neighbor& nb) { return nb.id == id; });
+    };
+    for (const auto& nb : g.nearest)
+      if (nb.cosine >= opt.cosine_floor || surface(nb.id)) add(nb, false);
+    for (int64_t id : g.surface)
+      if (!nearest(id)) add({id, 0.0f}, true);
     return out;
   }
 
@@ -546,7 +585,8 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
       return;
     }
     auto& n = m.namespace_for(r.ns);
-    n.entries[r.id] = {r.bytes, r.expires_ms, {}};
+    n.entries[r.id] = {r.bytes, r.expires_ms, {}, text::surface_text(r.prompt)};
+    n.add_surface(r.id, n.entries[r.id].surface);
     n.bytes += size_t(r.bytes);
     m.ns_of[r.id] = r.ns;
     rows[r.ns].push_back({r.id, r.last_used_ms});
@@ -696,7 +736,7 @@ LookupResult Cache::lookup(const std::string& prompt, const LookupOptions& optio
   auto g = m.gather(prompt, options.ns, now_ms, t);
   if (g.empty) return finish(false, "empty");
   auto tf = Clock::now();
-  auto cands = m.fetch(g.nearest, now_ms);
+  auto cands = m.fetch(g, now_ms);
   t.fetch_ms = ms_since(tf);
   if (cands.empty()) {
     // Nothing reached the floor: report the nearest entry and its cosine.
@@ -724,7 +764,7 @@ Probe Cache::probe(const std::string& prompt, const std::string& ns,
   if (auto exact = m.store->find_exact(ns, prompt, now_ms)) out.exact_id = exact->id;
   LookupTimings t;
   auto g = m.gather(prompt, ns, now_ms, t);
-  auto cands = m.fetch(g.nearest, now_ms);
+  auto cands = m.fetch(g, now_ms);
   for (const auto* scorer : scorers) {
     ScorerChoice c;
     if (!scorer) {

@@ -8,7 +8,10 @@
 //      (probability 1) without encoding;
 //   2. the prompt's pooled vector -> the namespace's nearest entries
 //      (exact scan, HNSW once large) -> the top `candidates`;
-//   3. candidates below `cosine_floor` are dropped unverified;
+//   3. candidates below `cosine_floor` are dropped unverified, except entries
+//      whose prompt is the same on the surface (text::surface_text: case,
+//      spacing, apostrophes and sentence punctuation aside), which are
+//      candidates whatever their cosine or rank;
 //   4. the verifier scores (prompt, cached prompt) on its token map;
 //   5. the best-scoring candidate is a hit when its score reaches the
 //      threshold: the request's min_probability, else the verifier's

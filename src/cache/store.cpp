@@ -80,7 +80,7 @@ struct Reader {
         fetch(db, std::string("SELECT ") + kRecordColumns +
                       ", e.pooled_crc, e.pooled, t.crc, t.token_ids, t.tokens FROM entries e LEFT JOIN entry_tokens t "
                       "USING(id) WHERE id = ?1"),
-        scan(db, "SELECT id, namespace, last_used_ms, expires_ms, bytes, pooled_crc, pooled FROM entries ORDER BY id"),
+        scan(db, "SELECT id, namespace, last_used_ms, expires_ms, bytes, pooled_crc, pooled, prompt FROM entries ORDER BY id"),
         graph(db, "SELECT generation, crc, graph FROM ann_graphs WHERE namespace = ?1"),
         generation(db, "SELECT value FROM meta WHERE key = 'generation'") {}
 };
@@ -311,6 +311,7 @@ void Store::scan(const std::function<void(const IndexRow&)>& fn) {
     row.last_used_ms = s.int64(2);
     row.expires_ms = s.is_null(3) ? std::nullopt : std::optional<int64_t>(s.int64(3));
     row.bytes = s.int64(4);
+    row.prompt = s.text(7);
     auto blob = s.blob(6);
     m.check_pooled(row.id, blob, s.int64(5));
     std::memcpy(pooled.data(), blob.data(), blob.size());

@@ -60,6 +60,7 @@ struct IndexRow {
   int64_t last_used_ms = 0;
   std::optional<int64_t> expires_ms;
   int64_t bytes = 0;
+  std::string prompt;
   std::span<const float> pooled;  // valid during the callback only
 };
 

@@ -129,6 +129,44 @@ TEST_F(CacheTest, EachStageOfTheDecisionRule) {
   EXPECT_FALSE(r.best->probability);
 }
 
+// A prompt the same on the surface as a cached one (case, spacing,
+// apostrophes and sentence punctuation aside) is verified whatever its
+// cosine, which case alone pulls under the floor here; the default
+// verifier's surface floor then serves it. The surface index follows
+// removal and reopening.
+TEST_F(CacheTest, ASurfaceVariantIsVerifiedBelowTheCosineFloor) {
+  auto o = CacheFixture::options();
+  o.verifier = "default";
+  const std::string cached = "Juliana: In a way, yes.", shouted = "JULIANA IN A WAY YES";
+  int64_t id = 0;
+  {
+    Cache c(db(), o);
+    id = c.put(cached, "Juliana's answer").id;
+    c.put(kUnrelated, "bread");
+    auto r = c.lookup(shouted);
+    EXPECT_TRUE(r.hit) << r.reason;
+    EXPECT_EQ(r.reason, "verified");
+    ASSERT_TRUE(r.best && r.best->probability);
+    EXPECT_EQ(r.best->entry.id, id);
+    EXPECT_LT(r.best->similarity, o.cosine_floor);  // the ANN path alone would not verify it
+    EXPECT_GE(*r.best->probability, *c.verifier().default_threshold());
+    // Another word is no surface match: it stays under the floor.
+    r = c.lookup("JULIANA IN A WAY NO");
+    EXPECT_FALSE(r.hit);
+    EXPECT_EQ(r.reason, "below_cosine_floor");
+  }
+  Cache c(db(), o);  // reopened: the surfaces are read back from the prompts
+  EXPECT_TRUE(c.lookup(shouted).hit);
+  LookupOptions elsewhere;
+  elsewhere.ns = "other";
+  EXPECT_FALSE(c.lookup(shouted, elsewhere).hit);
+  ASSERT_TRUE(c.remove(id));
+  auto r = c.lookup(shouted);
+  EXPECT_FALSE(r.hit);
+  ASSERT_TRUE(r.best);
+  EXPECT_NE(r.best->entry.id, id);
+}
+
 TEST_F(CacheTest, ProbeMakesTheSameChoiceAsLookup) {
   Cache c(db(), options());
   std::vector<std::string> prompts = {kCapital, kUnrelated, "How tall is the Eiffel Tower?",
