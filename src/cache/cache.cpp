@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "cache/store.hpp"
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
@@ -60,7 +61,7 @@ struct EntryInfo {
   int64_t bytes = 0;
   std::optional<int64_t> expires_ms;
   std::list<int64_t>::iterator lru;
-  std::string surface;  // text::surface_text of the prompt
+  uint64_t surface = 0;  // surface_key of the prompt
 };
 
 struct Namespace {
@@ -72,16 +73,23 @@ struct Namespace {
   // sentence punctuation aside): such a prompt is a candidate whatever its
   // cosine, which case alone can pull far down ("JULIANA IN A WAY YES" /
   // "Juliana: In a way, yes.": 0.35).
-  std::unordered_map<std::string, std::vector<int64_t>> by_surface;
+  std::unordered_map<uint64_t, std::vector<int64_t>> by_surface;
   Namespace(size_t dim, const AnnOptions& o) : ann(dim, o) {}
-  void add_surface(int64_t id, const std::string& surface) { by_surface[surface].push_back(id); }
-  void drop_surface(int64_t id, const std::string& surface) {
+  void add_surface(int64_t id, uint64_t surface) { by_surface[surface].push_back(id); }
+  void drop_surface(int64_t id, uint64_t surface) {
     auto it = by_surface.find(surface);
     if (it == by_surface.end()) return;
     std::erase(it->second, id);
     if (it->second.empty()) by_surface.erase(it);
   }
 };
+
+// A hash of text::surface_text, not the text, to keep 80,000 prompts' index
+// small; two surfaces that collide only add a candidate the verifier judges.
+uint64_t surface_key(std::string_view prompt) {
+  const auto surface = text::surface_text(prompt);
+  return fnv1a64(surface.data(), surface.size());
+}
 
 Entry to_entry(const EntryRecord& r) { return {r.id, r.ns, r.prompt, r.response, r.metadata, r.created_ms, r.expires_ms}; }
 
@@ -269,7 +277,7 @@ struct Cache::Impl {
       const float* pooled;
       int64_t bytes;
       std::optional<int64_t> expires_ms;
-      std::string surface;
+      uint64_t surface;
     };
     std::vector<Added> added;
     std::vector<int64_t> gone;  // removed, evicted or expired
@@ -410,7 +418,7 @@ struct Cache::Impl {
         if (!up.replaced) ++n;
         b += bytes[i] - (up.replaced ? up.old_bytes : 0);
         keep[r.options.ns].insert(up.id);
-        change.added.push_back({up.id, r.options.ns, e.pooled.data(), bytes[i], expires[i], text::surface_text(r.prompt)});
+        change.added.push_back({up.id, r.options.ns, e.pooled.data(), bytes[i], expires[i], surface_key(r.prompt)});
       }
       for (const auto& [ns, g] : growth) {
         auto victims = plan_eviction(ns, g.first, g.second, keep[ns], gone);
@@ -465,6 +473,7 @@ struct Cache::Impl {
     g.query = std::move(encode_texts(one)[0]);
     t.encode_ms = ms_since(te);
     auto ta = Clock::now();
+    const uint64_t surface = surface_key(prompt);
     {
       std::shared_lock state(state_lock);
       auto it = namespaces.find(ns);
@@ -478,7 +487,7 @@ struct Cache::Impl {
         }
       }
       if (it != namespaces.end())
-        if (auto s = it->second.by_surface.find(text::surface_text(prompt)); s != it->second.by_surface.end())
+        if (auto s = it->second.by_surface.find(surface); s != it->second.by_surface.end())
           for (int64_t id : s->second)
             if (auto e = it->second.entries.find(id);
                 e != it->second.entries.end() && live(e->second.expires_ms, now_ms))
@@ -585,7 +594,7 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
       return;
     }
     auto& n = m.namespace_for(r.ns);
-    n.entries[r.id] = {r.bytes, r.expires_ms, {}, text::surface_text(r.prompt)};
+    n.entries[r.id] = {r.bytes, r.expires_ms, {}, surface_key(r.prompt)};
     n.add_surface(r.id, n.entries[r.id].surface);
     n.bytes += size_t(r.bytes);
     m.ns_of[r.id] = r.ns;
