@@ -462,7 +462,7 @@ struct Cache::Impl {
   struct Gathered {
     Encoded query;
     std::vector<Neighbor> nearest;  // live entries, best first, at most opt.candidates
-    std::vector<int64_t> surface;   // live entries whose prompt has the prompt's surface
+    std::vector<int64_t> surface;   // live entries whose prompt has the prompt's surface (at most opt.candidates)
     bool empty = true;               // the namespace has no live entry
   };
 
@@ -488,10 +488,12 @@ struct Cache::Impl {
       }
       if (it != namespaces.end())
         if (auto s = it->second.by_surface.find(surface); s != it->second.by_surface.end())
-          for (int64_t id : s->second)
+          for (int64_t id : s->second) {  // at most `candidates` of them: many variants of "hi" stay cheap
+            if (g.surface.size() == opt.candidates) break;
             if (auto e = it->second.entries.find(id);
                 e != it->second.entries.end() && live(e->second.expires_ms, now_ms))
               g.surface.push_back(id), g.empty = false;
+          }
     }
     t.ann_ms = ms_since(ta);
     return g;
