@@ -21,6 +21,7 @@
 #include "core/io.hpp"
 #include "core/log.hpp"
 #include "encode/registry.hpp"
+#include "index/dense_hnsw.hpp"
 #include "text/surface.hpp"
 #include "text/utf8.hpp"
 #include "verify/pair_scoring.hpp"
@@ -71,8 +72,8 @@ struct Namespace {
   size_t bytes = 0;
   // Entries by the surface of their prompt (case, spacing, apostrophes and
   // sentence punctuation aside): such a prompt is a candidate whatever its
-  // cosine, which case alone can pull far down ("JULIANA IN A WAY YES" /
-  // "Juliana: In a way, yes.": 0.35).
+  // cosine, which case alone can pull far down ("MARGUERITE WELL MAYBE
+  // LATER" / "Marguerite: Well, maybe later.": 0.35).
   std::unordered_map<uint64_t, std::vector<int64_t>> by_surface;
   Namespace(size_t dim, const AnnOptions& o) : ann(dim, o) {}
   void add_surface(int64_t id, uint64_t surface) { by_surface[surface].push_back(id); }
@@ -514,11 +515,8 @@ struct Cache::Impl {
       try {
         auto row = store->fetch(nb.id);
         if (!row || !live(row->first.expires_ms, now_ms)) return;
-        if (surface) {  // both pooled vectors are unit length
-          double dot = 0;
-          for (size_t i = 0; i < dim; ++i) dot += double(g.query.pooled[i]) * row->second.pooled[i];
-          nb.cosine = float(dot);
-        }
+        if (surface)  // both pooled vectors are unit length
+          nb.cosine = index::inner_product(g.query.pooled.data(), row->second.pooled.data(), dim);
         out.push_back({nb, std::move(row->first), std::move(row->second)});
       } catch (const FormatError& e) {
         ++damaged;

@@ -107,8 +107,9 @@ void run_calibrate(CalibrateArgs& a) {
   train::RecalibrateOptions options;
   options.term = term, options.rule = rule, options.chunk = a.chunk, options.gate_source = gate;
   options.gate_band = a.gate_band, options.fit_flip_cap = a.flip_cap, options.keep_calibration = a.keep_calibration;
-  for (const auto& g : groups)
-    if (g.name == "nearmiss") whole.push_back(g);
+  if (a.surface_floor || a.name_cap)
+    for (const auto& g : groups)
+      if (g.name == "nearmiss") whole.push_back(g);
   if (a.surface_floor) options.surface_groups = whole;
   if (a.name_cap) options.name_groups = std::move(whole);
   auto report = train::recalibrate(*verifier, *encoder, groups, options);

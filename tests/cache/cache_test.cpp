@@ -137,11 +137,11 @@ TEST_F(CacheTest, EachStageOfTheDecisionRule) {
 TEST_F(CacheTest, ASurfaceVariantIsVerifiedBelowTheCosineFloor) {
   auto o = CacheFixture::options();
   o.verifier = "default";
-  const std::string cached = "Juliana: In a way, yes.", shouted = "JULIANA IN A WAY YES";
+  const std::string cached = "Marguerite: Well, maybe later.", shouted = "MARGUERITE WELL MAYBE LATER";
   int64_t id = 0;
   {
     Cache c(db(), o);
-    id = c.put(cached, "Juliana's answer").id;
+    id = c.put(cached, "Marguerite's answer").id;
     c.put(kUnrelated, "bread");
     auto r = c.lookup(shouted);
     EXPECT_TRUE(r.hit) << r.reason;
@@ -151,7 +151,7 @@ TEST_F(CacheTest, ASurfaceVariantIsVerifiedBelowTheCosineFloor) {
     EXPECT_LT(r.best->similarity, o.cosine_floor);  // the ANN path alone would not verify it
     EXPECT_GE(*r.best->probability, *c.verifier().default_threshold());
     // Another word is no surface match: it stays under the floor.
-    r = c.lookup("JULIANA IN A WAY NO");
+    r = c.lookup("MARGUERITE WELL MAYBE NEVER");
     EXPECT_FALSE(r.hit);
     EXPECT_EQ(r.reason, "below_cosine_floor");
   }

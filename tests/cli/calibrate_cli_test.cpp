@@ -39,10 +39,10 @@ TEST(CalibrateCli, NameCapOnAKeptCalibration) {
   // Rows 0-2 swap a name; 3 is a near spelling, 4 a paraphrase, 5 swaps a lower-case word.
   std::ofstream(pairs) << R"({"a": "How do I install Python on Windows?", "b": "How do I install Java on Windows?", "label": 0})" "\n"
                        << R"({"a": "What is the weather in Canada today?", "b": "what is the weather in Germany today", "label": 0})" "\n"
-                       << R"({"a": "Should you tip your Lyft driver?", "b": "Should you tip your Uber driver?", "label": 1})" "\n"
+                       << R"({"a": "Do you tip your Deliveroo courier?", "b": "Do you tip your Glovo courier?", "label": 1})" "\n"
                        << R"({"a": "He studied with Willi Muenzenberg.", "b": "He studied with Willy Muenzenberg.", "label": 1})" "\n"
                        << R"({"a": "How do I reset my password?", "b": "How can I reset my password?", "label": 1})" "\n"
-                       << R"({"a": "How do I cook rice?", "b": "How do I cook pasta?", "label": 0})" "\n";
+                       << R"({"a": "How do I cook quinoa?", "b": "How do I cook couscous?", "label": 0})" "\n";
   const std::string before = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/default.valn";
   const auto after = (dir / "named.valn").string();
   auto r = verity_test::run("calibrate --verifier " + before + " --dev-pairs " + pairs +

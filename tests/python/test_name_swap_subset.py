@@ -24,7 +24,7 @@ def test_chooses_one_capitalized_word_swapped(tmp_path):
     rows = [
         {"a": "How do I install Python on Windows?", "b": "How do I install Java on Windows?", "label": 0},
         {"a": "what is the weather in Canada", "b": "What is the weather in Germany?", "label": 0},  # case aside
-        {"a": "Should you tip your Lyft driver?", "b": "Should you tip your Uber driver?", "label": 1},
+        {"a": "Do you tip your Deliveroo courier?", "b": "Do you tip your Glovo courier?", "label": 1},
         {"a": "He studied with Willi Muenzenberg.", "b": "He studied with Willy Muenzenberg.", "label": 1},  # near
         {"a": "The West Zhou state", "b": "The Western Zhou state", "label": 1},                        # a start
         {"a": "Python is fun", "b": "Java is fun", "label": 0},                           # the first word

@@ -17,8 +17,8 @@ def test_chooses_one_word_one_edit_apart(tmp_path):
     pairs = tmp_path / "qqp" / "dev.jsonl"
     pairs.parent.mkdir()
     rows = [
-        {"a": "What is Quora's misson?", "b": "What is Quora's mission?", "label": 1},        # a letter dropped
-        {"a": "What is an embedded systems?", "b": "What is an embedded system", "label": 1},  # added, case aside
+        {"a": "What is Verity's misson?", "b": "What is Verity's mission?", "label": 1},      # a letter dropped
+        {"a": "What is a compiled languages?", "b": "What is a compiled language", "label": 1},  # added, case aside
         {"a": "How do I adapt a child?", "b": "How do I adopt a child?", "label": 0},          # changed
         {"a": "Is it quite here?", "b": "Is it quiet here?", "label": 1},                       # neighbours swapped
         {"a": "What is a cat?", "b": "What is a car?", "label": 0},                             # under five letters

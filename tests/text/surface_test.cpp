@@ -23,8 +23,8 @@ TEST(SurfaceText, SetsCaseSpacingApostrophesAndSentencePunctuationAside) {
   EXPECT_EQ(surface_text("What is Machine Learning ?"), "what is machine learning");
   EXPECT_EQ(surface_text("  what is machine\tlearning?"), "what is machine learning");
   EXPECT_EQ(surface_text("What\u2019s the time?"), surface_text("What's the time"));
-  EXPECT_EQ(surface_text("Why isnt OF2 an oxide?"), surface_text("Why isn't OF2 an Oxide?"));
-  EXPECT_EQ(surface_text("Is being \"different\" a bad thing?"), surface_text("Is being different a bad thing?"));
+  EXPECT_EQ(surface_text("Why isnt NaCl a metal?"), surface_text("Why isn't NaCl a Metal?"));
+  EXPECT_EQ(surface_text("Is being \"early\" a good habit?"), surface_text("Is being early a good habit?"));
   EXPECT_EQ(surface_text("\u201CWhere is it?\u201D \u2014 he asked."), "where is it he asked");
   EXPECT_EQ(surface_text("Peter (1903 - 1967) was a jazz - reedist"), "peter 1903 1967 was a jazz reedist");
   EXPECT_EQ(surface_text("STRASSE"), surface_text("Stra\u00DFe"));  // case folding, not only lower-casing
@@ -159,7 +159,7 @@ TEST(SwappedName, OneCapitalizedWordInsideSwappedForAnother) {
   const auto cased = swapped_name("what is the weather in Canada", "What is the weather in GERMANY ?");
   ASSERT_TRUE(cased.has_value());
   EXPECT_EQ(cased->to, "GERMANY");
-  EXPECT_TRUE(swapped_name("Should you tip your Lyft driver?", "Should you tip your \u00c9tienne driver?"));
+  EXPECT_TRUE(swapped_name("Do you tip your Glovo courier?", "Do you tip your \u00c9tienne courier?"));
 }
 
 TEST(SwappedName, NoSwapWhereTheDifferenceIsAnotherKind) {
