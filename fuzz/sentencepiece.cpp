@@ -3,8 +3,8 @@
 // must be a FormatError; every id must be in the vocabulary. The surface of the
 // text (text/surface.hpp) is well-formed UTF-8 when the text is, and the pieces'
 // surface matches itself unless it holds unknown text or nothing; a text is no
-// name swap of itself, and a swap between its two halves reads the same both
-// ways round.
+// name swap or transposition of itself, and a swap or a transposition between
+// its two halves reads the same both ways round.
 #include <filesystem>
 #include <vector>
 
@@ -54,6 +54,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     VERITY_FUZZ_EXPECT(there.has_value() == back_again.has_value() &&
                            (!there || (there->from == back_again->to && there->to == back_again->from)),
                        "a name swap is symmetric");
+    VERITY_FUZZ_EXPECT(!spellings->transposed(identities, identities, text::registered_case_folds().get()),
+                       "a text is no transposition of itself");
+    const auto order = text::transposed_words(front, back), order_back = text::transposed_words(back, front);
+    VERITY_FUZZ_EXPECT(order.has_value() == order_back.has_value() &&
+                           (!order || (order->first == order_back->second && order->second == order_back->first)),
+                       "a transposition is symmetric");
     (void)text::sentencepiece_normalize(text);
   });
   return 0;

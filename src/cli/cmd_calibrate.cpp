@@ -23,7 +23,8 @@ struct CalibrateArgs {
   CommonFlags common;
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
               threshold_rule = "plateau", gate = "refit", add_antonyms = "none";
-  bool spell_lexicon = false, flip_cap = false, surface_floor = false, name_cap = false, keep_calibration = false;
+  bool spell_lexicon = false, flip_cap = false, surface_floor = false, name_cap = false, transposition_cap = false,
+       keep_calibration = false;
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -72,7 +73,8 @@ void run_calibrate(CalibrateArgs& a) {
     dest.insert(dest.end(), f.pairs.begin(), f.pairs.end());
   }
   std::vector<train::LabelledGroup> groups, whole;
-  if (a.surface_floor || a.name_cap)  // every dev pair, not the sample: surface matches and name swaps are few
+  const bool whole_files = a.surface_floor || a.name_cap || a.transposition_cap;
+  if (whole_files)  // every dev pair, not the sample: surface matches, name swaps and transpositions are few
     for (const auto& [name, pairs] : by_source) whole.push_back({name, pairs});
   nlohmann::json samples = nlohmann::json::object();
   for (auto& [name, pairs] : by_source) {  // the sample train-verifier --sample-seed S draws for its dev pairs
@@ -107,13 +109,23 @@ void run_calibrate(CalibrateArgs& a) {
   train::RecalibrateOptions options;
   options.term = term, options.rule = rule, options.chunk = a.chunk, options.gate_source = gate;
   options.gate_band = a.gate_band, options.fit_flip_cap = a.flip_cap, options.keep_calibration = a.keep_calibration;
-  if (a.surface_floor || a.name_cap)
+  if (whole_files)
     for (const auto& g : groups)
       if (g.name == "nearmiss") whole.push_back(g);
   if (a.surface_floor) options.surface_groups = whole;
-  if (a.name_cap) options.name_groups = std::move(whole);
+  if (a.name_cap) options.name_groups = whole;
+  if (a.transposition_cap) options.transposition_groups = std::move(whole);
   auto report = train::recalibrate(*verifier, *encoder, groups, options);
-  nlohmann::json flips = nullptr, surface = nullptr, names = nullptr;
+  nlohmann::json flips = nullptr, surface = nullptr;
+  const auto cap_json = [](const train::PairRuleCapFit& fit) {
+    nlohmann::json out = {{"pairs", fit.pairs}, {"same", fit.same}, {"cap", fit.cap}};
+    for (const auto& [name, counts] : fit.by_group)
+      out["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
+    return out;
+  };
+  const nlohmann::json names = report.names ? cap_json(*report.names) : nlohmann::json(nullptr);
+  const nlohmann::json transpositions =
+      report.transpositions ? cap_json(*report.transpositions) : nlohmann::json(nullptr);
   if (report.flips) {
     flips = {{"pairs", report.flips->pairs}, {"same", report.flips->same}, {"cap", report.flips->cap}};
     for (const auto& [name, counts] : report.flips->by_group)
@@ -123,11 +135,6 @@ void run_calibrate(CalibrateArgs& a) {
     surface = {{"pairs", report.surface->pairs}, {"same", report.surface->same}, {"floor", report.surface->floor}};
     for (const auto& [name, counts] : report.surface->by_group)
       surface["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
-  }
-  if (report.names) {
-    names = {{"pairs", report.names->pairs}, {"same", report.names->same}, {"cap", report.names->cap}};
-    for (const auto& [name, counts] : report.names->by_group)
-      names["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
   }
 
   // The file keeps how its network was trained and adds how it was recalibrated.
@@ -152,6 +159,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (report.flips) recalibration["flip_cap"] = flips;
   if (report.surface) recalibration["surface_floor"] = surface;
   if (report.names) recalibration["name_cap"] = names;
+  if (report.transpositions) recalibration["transposition_cap"] = transpositions;
   if (a.keep_calibration) recalibration["kept_calibration"] = true;
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
   verifier->save(a.out);
@@ -184,6 +192,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (report.flips) summary["flip_cap"] = flips;
   if (report.surface) summary["surface_floor"] = surface;
   if (report.names) summary["name_cap"] = names;
+  if (report.transpositions) summary["transposition_cap"] = transpositions;
   print_json(summary);
 }
 
@@ -229,9 +238,15 @@ void setup_calibrate(CLI::App& app) {
                 "(\"install Python on Windows\" / \"install Java on Windows\"; near spellings such as \"Willi\" / "
                 "\"Willy\" aside) at the share of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2), "
                 "counted over every --dev-pairs pair (not only the capped sample) and the --dev-triples");
+  cmd->add_flag("--transposition-cap", a->transposition_cap,
+                "Cap P of a pair whose texts are the same but for two words that trade places (\"flights from "
+                "Boston to Denver\" / \"flights from Denver to Boston\"; two stop words, and a coordination read "
+                "the other way round such as \"Python or Java\", aside) at the share of same-meaning pairs among "
+                "such dev pairs, (same + 1) / (pairs + 2), counted over every --dev-pairs pair (not only the capped "
+                "sample) and the --dev-triples");
   cmd->add_flag("--keep-calibration", a->keep_calibration,
-                "Keep the file's calibration as it is and fit only --flip-cap, --surface-floor and --name-cap on "
-                "top, so no other score moves (--pooled-term, --threshold-rule, --gate and --gate-band are then "
+                "Keep the file's calibration as it is and fit only --flip-cap, --surface-floor, --name-cap and "
+                "--transposition-cap on top, so no other score moves (--pooled-term, --threshold-rule, --gate and --gate-band are then "
                 "unused)");
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each --dev-pairs source (0: all); with --seed S, the sample "

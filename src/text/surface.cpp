@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "text/analyzer.hpp"
 #include "text/case_folds.hpp"
 #include "text/detail/snapshot_registry.hpp"
 #include "text/utf8.hpp"
@@ -158,6 +159,32 @@ bool starts_with_capital(std::string_view word) {
 // SurfaceSpellings::swapped_name to spell the pair: a swapped word and a
 // little punctuation or case around it.
 constexpr size_t kSwapPieces = 12;
+// The longest differing run for a transposition: the two words and what lies
+// between them.
+constexpr size_t kTransposePieces = 64;
+
+bool is_english_stopword(std::string_view word) {
+  const auto& words = english_stopwords();
+  return std::binary_search(words.begin(), words.end(), word);
+}
+
+// A coordination read the other way round holds a coordinator just before its
+// second conjunct, an article or possessive aside, and a preposition that
+// also leads the first ("by value or by reference").
+bool coordinated(const std::vector<std::string_view>& words, size_t first, size_t second) {
+  static constexpr std::string_view kCoordinators[] = {"and", "or", "nor", "&", "vs", "versus", "plus"};
+  static constexpr std::string_view kDeterminers[] = {"a",   "an",  "the",  "my",  "your", "his",
+                                                      "her", "its", "our", "their", "this", "that"};
+  static constexpr std::string_view kPrepositions[] = {"by",   "in",      "on",   "at",    "to",    "for",
+                                                       "from", "with",    "of",   "into",  "over",  "under",
+                                                       "about", "through", "as"};
+  const auto in = [](const auto& list, std::string_view w) { return std::find(std::begin(list), std::end(list), w) != std::end(list); };
+  const auto lead = first > 0 ? words[first - 1] : std::string_view();
+  size_t k = second;
+  while (k > first + 1 && (in(kDeterminers, words[k - 1]) || (words[k - 1] == lead && in(kPrepositions, lead))))
+    --k;
+  return k > first + 1 && in(kCoordinators, words[k - 1]);
+}
 }  // namespace
 
 std::string surface_text(std::string_view text) { return surface_of(text, true); }
@@ -180,6 +207,23 @@ std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b) {
   const auto x = wa[*differing], y = wb[*differing];
   if (!starts_with_capital(x) || !starts_with_capital(y) || near_spelling(folded_a, folded_b)) return std::nullopt;
   return NameSwap{std::string(x), std::string(y)};
+}
+
+std::optional<Transposition> transposed_words(std::string_view a, std::string_view b) {
+  const auto folded_a = surface_text(a), folded_b = surface_text(b);
+  const auto wa = words_of(folded_a), wb = words_of(folded_b);
+  if (wa.size() != wb.size()) return std::nullopt;
+  std::vector<size_t> differing;
+  for (size_t i = 0; i < wa.size(); ++i)
+    if (wa[i] != wb[i]) {
+      if (differing.size() == 2) return std::nullopt;
+      differing.push_back(i);
+    }
+  if (differing.size() != 2) return std::nullopt;
+  const size_t i = differing[0], j = differing[1];
+  if (j == i + 1 || wa[i] != wb[j] || wa[j] != wb[i]) return std::nullopt;
+  if ((is_english_stopword(wa[i]) && is_english_stopword(wa[j])) || coordinated(wa, i, j)) return std::nullopt;
+  return Transposition{std::string(wa[i]), std::string(wa[j])};
 }
 
 bool SurfaceSpellings::add(uint32_t identity, Spelling spelling) {
@@ -307,11 +351,11 @@ bool SurfaceSpellings::same_surface(std::span<const uint32_t> a, std::span<const
   return sb && *sa == *sb;
 }
 
-std::optional<NameSwap> SurfaceSpellings::swapped_name(std::span<const uint32_t> a, std::span<const uint32_t> b,
-                                                       const CaseFolds* folds) const {
+std::optional<std::pair<std::string, std::string>> SurfaceSpellings::spelled_if_close(
+    std::span<const uint32_t> a, std::span<const uint32_t> b, const CaseFolds* folds, size_t longest_run) const {
   if (a.empty() || b.empty() || spellings_.empty()) return std::nullopt;
   if (std::max(a.size(), b.size()) - std::min(a.size(), b.size()) > kSwapPieces) return std::nullopt;
-  // Most pairs differ in more than a word: told from their identities alone.
+  // Most pairs differ in more than a word or two: told from their identities alone.
   const auto same = [&](uint32_t x, uint32_t y) { return x == y || (folds && folds->fold(x) == folds->fold(y)); };
   size_t prefix = 0, suffix = 0;
   while (prefix < a.size() && prefix < b.size() && same(a[prefix], b[prefix])) ++prefix;
@@ -319,12 +363,26 @@ std::optional<NameSwap> SurfaceSpellings::swapped_name(std::span<const uint32_t>
          same(a[a.size() - 1 - suffix], b[b.size() - 1 - suffix]))
     ++suffix;
   const size_t run_a = a.size() - prefix - suffix, run_b = b.size() - prefix - suffix;
-  if ((run_a == 0 && run_b == 0) || run_a > kSwapPieces || run_b > kSwapPieces) return std::nullopt;
-  const auto sa = spelled(a);
+  if ((run_a == 0 && run_b == 0) || run_a > longest_run || run_b > longest_run) return std::nullopt;
+  auto sa = spelled(a);
   if (!sa) return std::nullopt;
-  const auto sb = spelled(b);
+  auto sb = spelled(b);
   if (!sb) return std::nullopt;
-  return text::swapped_name(*sa, *sb);
+  return std::pair{std::move(*sa), std::move(*sb)};
+}
+
+std::optional<NameSwap> SurfaceSpellings::swapped_name(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                                       const CaseFolds* folds) const {
+  const auto texts = spelled_if_close(a, b, folds, kSwapPieces);
+  if (!texts) return std::nullopt;
+  return text::swapped_name(texts->first, texts->second);
+}
+
+std::optional<Transposition> SurfaceSpellings::transposed(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                                          const CaseFolds* folds) const {
+  const auto texts = spelled_if_close(a, b, folds, kTransposePieces);
+  if (!texts) return std::nullopt;
+  return text::transposed_words(texts->first, texts->second);
 }
 
 namespace {

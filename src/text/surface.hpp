@@ -8,7 +8,8 @@
 // process-wide table, as it registers its case folds (text/case_folds.hpp);
 // a pair with a piece of no registered vocabulary, or an unknown-text piece,
 // is never a surface match. Also read from the spellings: two texts the same
-// but for one capitalized word inside, a name swapped for another.
+// but for one capitalized word inside, a name swapped for another, and two
+// texts the same but for two words that trade places.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 namespace verity::text {
 
@@ -48,6 +50,22 @@ struct NameSwap {
 };
 std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b);
 
+// Two texts the same but for two words that trade places: "flights from
+// Boston to Denver" / "flights from Denver to Boston", "Are cats afraid of
+// tigers?" / "Are tigers afraid of cats?". Words are those of surface_text
+// (case, spacing and sentence punctuation do not count). Not a transposition:
+// two neighbours trading places (a modifier's or a name's order: "earn money
+// fast online" / "earn money online fast", "Armen Dzhigarkhanyan"), two stop
+// words (text::english_stopwords), nor a coordination read the other way
+// round, where the last word before the second one, articles, possessives
+// and a preposition that also leads the first aside, is a coordinator
+// ("between a virus and a bacterium", "Python or Java", "X, Y and Z", "by
+// value or by reference").
+struct Transposition {
+  std::string first, second;  // the two words, in the order the first text holds them
+};
+std::optional<Transposition> transposed_words(std::string_view a, std::string_view b);
+
 // How the pieces of registered vocabularies spell text.
 class SurfaceSpellings {
  public:
@@ -77,6 +95,11 @@ class SurfaceSpellings {
   // folds) let a word in another case elsewhere count as the same there.
   std::optional<NameSwap> swapped_name(std::span<const uint32_t> a, std::span<const uint32_t> b,
                                        const CaseFolds* folds = nullptr) const;
+  // transposed_words of what the two spell; nullopt too when a piece spells
+  // nothing known. Set aside before any spelling: sides more than 12 pieces
+  // apart in length, or whose identities differ in a run of more than 64.
+  std::optional<Transposition> transposed(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                          const CaseFolds* folds = nullptr) const;
   size_t size() const { return spellings_.size(); }
 
  private:
@@ -95,6 +118,10 @@ class SurfaceSpellings {
   // certainly differ (their ASCII letters and digits do, or a piece spells
   // nothing known), false when only the full comparison can tell.
   bool ascii_letters_differ(std::span<const uint32_t> a, std::span<const uint32_t> b) const;
+  // Both spelled, when their lengths and differing run pass the limits.
+  std::optional<std::pair<std::string, std::string>> spelled_if_close(std::span<const uint32_t> a,
+                                                                      std::span<const uint32_t> b,
+                                                                      const CaseFolds* folds, size_t longest_run) const;
   std::unordered_map<uint32_t, Spelling> spellings_;
 };
 

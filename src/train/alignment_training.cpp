@@ -556,6 +556,17 @@ NameCapFit fit_name_cap(const encode::Encoder& encoder, const std::vector<Labell
   return fit;
 }
 
+TranspositionCapFit fit_transposition_cap(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups) {
+  TranspositionCapFit fit;
+  const auto spellings = text::registered_surface_spellings();
+  const auto folds = text::registered_case_folds();
+  std::tie(fit.pairs, fit.same) =
+      count_pairs(encoder, groups, "transpositions", fit.by_group,
+                  [&](const auto& a, const auto& b) { return spellings->transposed(a, b, folds.get()).has_value(); });
+  fit.cap = double(fit.same + 1) / double(fit.pairs + 2);
+  return fit;
+}
+
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, const RecalibrateOptions& o) {
   VERITY_CHECK(!groups.empty(), ConfigError, "recalibrate: no labelled groups");
@@ -565,10 +576,11 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
   report.previous = verifier.calibration();
   VERITY_CHECK(!o.keep_calibration || report.previous.has_value(), ConfigError,
                "recalibrate: the file has no calibration to keep");
-  VERITY_CHECK(!o.keep_calibration || o.fit_flip_cap || !o.surface_groups.empty() || !o.name_groups.empty(),
+  VERITY_CHECK(!o.keep_calibration || o.fit_flip_cap || !o.surface_groups.empty() || !o.name_groups.empty() ||
+                   !o.transposition_groups.empty(),
                ConfigError,
-               "recalibrate: keeping the file's calibration fits only a flip cap, a surface floor or a name cap, and "
-               "none was asked for");
+               "recalibrate: keeping the file's calibration fits only a flip cap, a surface floor, a name cap or a "
+               "transposition cap, and none was asked for");
   std::optional<verify::CalibrationGate> fixed_gate;
   if (o.gate_source == GateSource::file && !o.keep_calibration) {
     VERITY_CHECK(o.term == PooledTerm::gated, ConfigError,
@@ -596,6 +608,12 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
                  "recalibrate: no dev pair differs by a swapped name (one capitalized word inside the text), so a "
                  "name cap cannot be fitted");
   }
+  if (!o.transposition_groups.empty()) {
+    report.transpositions = fit_transposition_cap(encoder, o.transposition_groups);
+    VERITY_CHECK(report.transpositions->pairs > 0, ConfigError,
+                 "recalibrate: no dev pair is the same text with two words trading places, so a transposition cap "
+                 "cannot be fitted");
+  }
   const LogitScorer logits(verifier);
   const LogitScorer signals(verifier, true);
   // nullptr: the pooled cosine; the signals only where a band, a flip cap, a
@@ -604,8 +622,8 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
   std::vector<const verify::Verifier*> scorers = {&logits, nullptr};
   const auto& prev = report.previous;
   const bool read_signals =
-      o.gate_band > 0 || o.fit_flip_cap || report.surface || report.names ||
-      (prev && (prev->flip_cap < 1 || prev->surface_floor > 0 || prev->name_cap < 1 ||
+      o.gate_band > 0 || o.fit_flip_cap || report.surface || report.names || report.transpositions ||
+      (prev && (prev->flip_cap < 1 || prev->surface_floor > 0 || prev->name_cap < 1 || prev->transposition_cap < 1 ||
                 (prev->gate && prev->gate->band > 0)));
   if (read_signals) scorers.push_back(&signals);
   std::vector<CalibrationGroup> cgs;
@@ -668,7 +686,12 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     log("recalibrate: ", report.names->pairs, " dev pairs differ by a swapped name, ", report.names->same,
         " of them same-meaning: P of such a pair capped at ", report.names->cap);
   }
-  if (o.fit_flip_cap || report.surface || report.names) summarize(report.fit);  // the fit's figures with them
+  if (report.transpositions) {
+    c.transposition_cap = float(report.transpositions->cap);
+    log("recalibrate: ", report.transpositions->pairs, " dev pairs are the same text with two words trading places, ",
+        report.transpositions->same, " of them same-meaning: P of such a pair capped at ", report.transpositions->cap);
+  }
+  if (o.fit_flip_cap || report.surface || report.names || report.transpositions) summarize(report.fit);  // the fit's figures with them
   report.dev = metrics_at(cgs, c);
   if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
   verifier.set_calibration(c);
@@ -708,7 +731,9 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
   }
   std::vector<double> source_weight(train_groups.size(), 1.0);
   for (const auto& [name, w] : o.source_weights) {
-    auto it = std::find_if(train_groups.begin(), train_groups.end(), [&](const Group& g) { return g.name == name; });
+    // A named copy: clang before 16 cannot capture a structured binding.
+    auto it = std::find_if(train_groups.begin(), train_groups.end(),
+                           [&source = name](const Group& g) { return g.name == source; });
     VERITY_CHECK(it != train_groups.end(), ConfigError, "f5 training: source weight for '", name,
                  "', which is not a pair source");
     VERITY_CHECK(std::isfinite(w) && w > 0, ConfigError, "f5 training: source weight for '", name,

@@ -135,10 +135,11 @@ struct CalibrationGroup {
   std::vector<int> labels;
   // Per pair, AlignmentVerifier::logits' signal bits: kIdentitySignalBit
   // (verify::identity_signal), kMinimalFlipBit (verify::minimal_flip) and
-  // kSurfaceMatchBit (the texts are the same on the surface) and
-  // kNameSwapBit (they differ by a swapped name). Empty: every pair has an
-  // identity signal (a gate band never applies), none is a minimal flip, a
-  // surface match or a name swap.
+  // kSurfaceMatchBit (the texts are the same on the surface), kNameSwapBit
+  // (they differ by a swapped name) and kTranspositionBit (two words trade
+  // places). Empty: every pair has an identity signal (a gate band never
+  // applies), none is a minimal flip, a surface match, a name swap or a
+  // transposition.
   std::vector<uint8_t> signals;
   bool identity_signal(size_t i) const {
     return signals.empty() || (signals[i] & verify::AlignmentVerifier::kIdentitySignalBit) != 0;
@@ -152,8 +153,12 @@ struct CalibrationGroup {
   bool name_swap(size_t i) const {
     return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kNameSwapBit) != 0;
   }
+  bool transposition(size_t i) const {
+    return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kTranspositionBit) != 0;
+  }
   double probability(const verify::Calibration& c, size_t i) const {
-    return c.probability(logits[i], cosines[i], {identity_signal(i), minimal_flip(i), surface_match(i), name_swap(i)});
+    return c.probability(logits[i], cosines[i],
+                         {identity_signal(i), minimal_flip(i), surface_match(i), name_swap(i), transposition(i)});
   }
 };
 
@@ -226,20 +231,25 @@ struct SurfaceFloorFit {
   double floor = 0;
 };
 
-// The cap on P of name swaps (verify::Calibration::name_cap): among the dev
-// pairs whose texts differ by a swapped name (text::SurfaceSpellings::
-// swapped_name of their pieces), (same + 1) / (pairs + 2).
-struct NameCapFit {
+// A cap on P of the dev pairs a rule picks from their pieces: (same + 1) /
+// (pairs + 2) of them. The name cap (verify::Calibration::name_cap: the texts
+// differ by a swapped name, text::SurfaceSpellings::swapped_name) and the
+// transposition cap (transposition_cap: two words trade places,
+// text::SurfaceSpellings::transposed).
+struct PairRuleCapFit {
   size_t pairs = 0, same = 0;
   std::map<std::string, std::pair<size_t, size_t>> by_group;  // group -> (pairs, same)
   double cap = 1;
 };
+using NameCapFit = PairRuleCapFit;
+using TranspositionCapFit = PairRuleCapFit;
 
 struct RecalibrationReport {
   CalibrationFit fit;                               // the new calibration, on these groups
   std::optional<FlipCapFit> flips;                  // with fit_flip_cap
   std::optional<SurfaceFloorFit> surface;           // with surface_groups
   std::optional<NameCapFit> names;                  // with name_groups
+  std::optional<TranspositionCapFit> transpositions;  // with transposition_groups
   std::optional<verify::Calibration> previous;      // the file's own, if it had one
   std::map<std::string, SourceMetrics> dev, previous_dev;  // per group, at each calibration's threshold
   size_t pairs = 0;
@@ -259,7 +269,7 @@ struct RecalibrateOptions {
   GateSource gate_source = GateSource::refit;
   double gate_band = 0;
   // Keep the file's calibration as it is (it must have one) and fit only the
-  // flip cap, surface floor and name cap asked for: a rule added to a calibrated
+  // flip cap, surface floor, name cap and transposition cap asked for: a rule added to a calibrated
   // verifier moves no other score. term, rule, gate_source and gate_band are
   // then unused.
   bool keep_calibration = false;
@@ -272,14 +282,18 @@ struct RecalibrateOptions {
   // Fit the name cap (NameCapFit) on these pairs, read whole; empty = no cap.
   // ConfigError when none of them is a name swap.
   std::vector<LabelledGroup> name_groups;
+  // Fit the transposition cap (TranspositionCapFit) on these pairs, read
+  // whole; empty = no cap. ConfigError when none of them is a transposition.
+  std::vector<LabelledGroup> transposition_groups;
 };
 
 // Refits a trained F5's calibration on labelled groups (fit_calibration) from
 // its network's logits and the pooled cosines of `encoder`, which must be the
 // encoder the file records (ConfigError naming both otherwise). The network is
 // unchanged; the verifier gets the new calibration. SIGINT stops between
-// chunks (Interrupted). The flip cap, the surface floor and the name cap are
-// fitted after the rest, whose figures then include them.
+// chunks (Interrupted). The flip cap, the surface floor and the name and
+// transposition caps are fitted after the rest, whose figures then include
+// them.
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, const RecalibrateOptions& options);
 
@@ -292,6 +306,11 @@ SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vec
 // group, and the cap they give; pieces as for fit_surface_floor, folded
 // through the registered case folds.
 NameCapFit fit_name_cap(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups);
+
+// The dev pairs among `groups` whose texts are the same but for two words
+// that trade places, per group, and the cap they give; pieces as for
+// fit_name_cap.
+TranspositionCapFit fit_transposition_cap(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups);
 
 // Spells every antonym form and number word of the verifier's lexicon,
 // lower-case and capitalized, with the encoder's tokenizer (Encoder::pieces)

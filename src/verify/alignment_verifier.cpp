@@ -19,12 +19,12 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 13;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 14;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
                                   // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
                                   // 8: spellings (LEXS); 9: a gate band; 10: a flip cap; 11: case folds
-                                  // (FOLD); 12: a surface floor; 13: a name cap; 4-13 are written only
-                                  // when used
+                                  // (FOLD); 12: a surface floor; 13: a name cap; 14: a transposition
+                                  // cap; 4-14 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -452,16 +452,18 @@ double capless_probability(const Calibration& c, float logit, double cosine, boo
   return own < c.gate->threshold ? std::min(p, own) : std::max(p, double(c.gate->threshold));
 }
 
-// Calibration::probability, and whether the flip cap or the name cap lowered
-// it or the surface floor raised it.
+// Calibration::probability, and whether the flip cap, the name cap or the
+// transposition cap lowered it or the surface floor raised it.
 struct Calibrated {
   double probability = 0;
-  bool capped = false, floored = false, name_capped = false;
+  bool capped = false, floored = false, name_capped = false, transposition_capped = false;
 };
 Calibrated calibrated(const Calibration& c, float logit, double cosine, const RuleSignals& s) {
   Calibrated out{capless_probability(c, logit, cosine, s.identity_signal)};
   if (s.minimal_flip && out.probability > double(c.flip_cap)) out.probability = c.flip_cap, out.capped = true;
   if (s.name_swap && out.probability > double(c.name_cap)) out.probability = c.name_cap, out.name_capped = true;
+  if (s.transposition && out.probability > double(c.transposition_cap))
+    out.probability = c.transposition_cap, out.transposition_capped = true;
   if (s.surface_match && out.probability < double(c.surface_floor))
     out.probability = c.surface_floor, out.floored = true;
   return out;
@@ -498,6 +500,7 @@ nlohmann::json calibration_json(const Calibration& c) {
   if (c.flip_cap < 1) out["flip_cap"] = c.flip_cap;
   if (c.surface_floor > 0) out["surface_floor"] = c.surface_floor;
   if (c.name_cap < 1) out["name_cap"] = c.name_cap;
+  if (c.transposition_cap < 1) out["transposition_cap"] = c.transposition_cap;
   return out;
 }
 
@@ -544,6 +547,9 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
                                 (spellings->same_surface(given.query_ids, given.candidate_ids) ? kSurfaceMatchBit : 0) |
                                 (spellings->swapped_name(given.query_ids, given.candidate_ids, case_folds.get())
                                      ? kNameSwapBit
+                                     : 0) |
+                                (spellings->transposed(given.query_ids, given.candidate_ids, case_folds.get())
+                                     ? kTranspositionBit
                                      : 0));
     }
   });
@@ -557,7 +563,8 @@ std::vector<ScoreTrace> AlignmentVerifier::traced(std::span<const SimilarityMap>
   const Calibration c = impl_->calibration.value_or(Calibration{});
   std::vector<uint8_t> signals;
   const bool read_signals =
-      trace || (c.gate && c.gate->band > 0) || c.flip_cap < 1 || c.surface_floor > 0 || c.name_cap < 1;
+      trace || (c.gate && c.gate->band > 0) || c.flip_cap < 1 || c.surface_floor > 0 || c.name_cap < 1 ||
+      c.transposition_cap < 1;
   const auto z = logits(maps, context, read_signals ? &signals : nullptr);
   std::vector<ScoreTrace> out(maps.size());
   for (size_t i = 0; i < maps.size(); ++i) {
@@ -568,9 +575,11 @@ std::vector<ScoreTrace> AlignmentVerifier::traced(std::span<const SimilarityMap>
     t.minimal_flip = !signals.empty() && (signals[i] & kMinimalFlipBit) != 0;
     t.surface_match = !signals.empty() && (signals[i] & kSurfaceMatchBit) != 0;
     t.name_swap = !signals.empty() && (signals[i] & kNameSwapBit) != 0;
+    t.transposition = !signals.empty() && (signals[i] & kTranspositionBit) != 0;
     const auto r = calibrated(c, z[i], context[i].pooled_cosine,
-                              {t.identity_signal, t.minimal_flip, t.surface_match, t.name_swap});
+                              {t.identity_signal, t.minimal_flip, t.surface_match, t.name_swap, t.transposition});
     t.probability = r.probability, t.capped = r.capped, t.floored = r.floored, t.name_capped = r.name_capped;
+    t.transposition_capped = r.transposition_capped;
     if (trace) {
       const double own_scale = c.gate ? c.gate->scale : c.scale, own_bias = c.gate ? c.gate->bias : c.bias;
       t.network_probability = sigmoid(own_scale * double(z[i]) + own_bias);
@@ -662,6 +671,8 @@ void AlignmentVerifier::set_calibration(const Calibration& c) {
                c.surface_floor, " must be in [0, 1)");
   VERITY_CHECK(c.name_cap > 0 && c.name_cap <= 1, ConfigError, "f5 calibration: name_cap=", c.name_cap,
                " must be in (0, 1]");
+  VERITY_CHECK(c.transposition_cap > 0 && c.transposition_cap <= 1, ConfigError,
+               "f5 calibration: transposition_cap=", c.transposition_cap, " must be in (0, 1]");
   impl_->calibration = c;
 }
 
@@ -698,6 +709,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   if (impl_->config.fold_case) version = 11;
   if (const auto& c = impl_->calibration; c && c->surface_floor > 0) version = 12;
   if (const auto& c = impl_->calibration; c && c->name_cap < 1) version = 13;
+  if (const auto& c = impl_->calibration; c && c->transposition_cap < 1) version = 14;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -781,6 +793,7 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
       if (file.version() >= 10) cal.flip_cap = c.value("flip_cap", 1.0f);
       if (file.version() >= 12) cal.surface_floor = c.value("surface_floor", 0.0f);
       if (file.version() >= 13) cal.name_cap = c.value("name_cap", 1.0f);
+      if (file.version() >= 14) cal.transposition_cap = c.value("transposition_cap", 1.0f);
       v->set_calibration(cal);
     }
     if (v->impl_->config.fold_case) v->impl_->folds = read_case_folds(file, path);

@@ -12,13 +12,15 @@
 // number words or negators, 6 when it has negating clitics, 7 when it has a
 // pooled head (config "pooled_head", "pooled_dim"), 8 when its lexicon has
 // spellings, 9 when its gate has a band, 10 when its calibration caps minimal
-// flips, 12 when it has a surface floor, 13 when it caps name swaps (11: FOLD;
-// version 2, read too, has no pooled terms in its calibration):
+// flips, 12 when it has a surface floor, 13 when it caps name swaps, 14 when
+// it caps transpositions (11: FOLD; version 2, read too, has no pooled terms
+// in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
 //               "gate" (v4: {"scale", "bias", "threshold", "band" (v9, > 0)} | null),
-//               "flip_cap" (v10, < 1), "surface_floor" (v12, > 0), "name_cap" (v13, < 1)} | null}
+//               "flip_cap" (v10, < 1), "surface_floor" (v12, > 0), "name_cap" (v13, < 1),
+//               "transposition_cap" (v14, < 1)} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
@@ -83,10 +85,11 @@ struct CalibrationGate {
 // What the calibration's rules read of a pair. identity_signal:
 // verify::identity_signal (true where unknown, so a gate band never applies);
 // minimal_flip: verify::minimal_flip; surface_match: the texts are the same
-// on the surface; name_swap: they differ by a swapped name (each false where
-// unknown).
+// on the surface; name_swap: they differ by a swapped name; transposition:
+// two of their words trade places (each false where unknown).
 struct RuleSignals {
-  bool identity_signal = true, minimal_flip = false, surface_match = false, name_swap = false;
+  bool identity_signal = true, minimal_flip = false, surface_match = false, name_swap = false,
+       transposition = false;
 };
 
 // P(same) = sigmoid(scale · logit + pooled + bias), where pooled is
@@ -126,6 +129,13 @@ struct Calibration {
   // both read such a pair as a paraphrase; a named entity is what it asks
   // about. An uncased tokenizer spells no capital, so it never applies there.
   float name_cap = 1;
+  // P of a pair whose texts are the same but for two words that trade places
+  // (text::transposed_words: "flights from Boston to Denver" / "flights from
+  // Denver to Boston") is at most this, the share of same-meaning pairs among
+  // such dev pairs (1: no cap). The network refuses most swapped roles, but a
+  // swapped direction ("from X to Y", "convert X to Y") keeps every word and
+  // most of the map, and it serves it.
+  float transposition_cap = 1;
 
   // cosine NaN = unknown.
   double probability(float logit, double cosine, const RuleSignals& signals = {}) const;
@@ -135,8 +145,9 @@ const char* pooled_form_name(Calibration::PooledForm form);
 Calibration::PooledForm parse_pooled_form(const std::string& text);
 // The file's and the CLI reports' form: {"scale", "bias", "threshold", "pooled_weight",
 // "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold", "band"?} | null,
-// "flip_cap"?, "surface_floor"?, "name_cap"?} ("band" only when > 0,
-// "flip_cap" and "name_cap" only when < 1, "surface_floor" only when > 0).
+// "flip_cap"?, "surface_floor"?, "name_cap"?, "transposition_cap"?} ("band" only
+// when > 0, "flip_cap", "name_cap" and "transposition_cap" only when < 1,
+// "surface_floor" only when > 0).
 nlohmann::json calibration_json(const Calibration& c);
 
 // How the calibration reached one pair's score (verity explain): the
@@ -146,10 +157,12 @@ struct ScoreTrace {
   float logit = 0;
   double network_probability = 0;  // sigmoid of the network's own calibration (the gate's, where gated)
   double probability = 0;          // the verifier's score, as score_pairs gives it
-  bool identity_signal = false, minimal_flip = false, surface_match = false, name_swap = false;
-  bool capped = false;       // the flip cap lowered the probability
-  bool floored = false;      // the surface floor raised it
-  bool name_capped = false;  // the name cap lowered it
+  bool identity_signal = false, minimal_flip = false, surface_match = false, name_swap = false,
+       transposition = false;
+  bool capped = false;                // the flip cap lowered the probability
+  bool floored = false;               // the surface floor raised it
+  bool name_capped = false;           // the name cap lowered it
+  bool transposition_capped = false;  // the transposition cap lowered it
 };
 
 class AlignmentVerifier final : public Verifier {
@@ -171,9 +184,11 @@ class AlignmentVerifier final : public Verifier {
   // With `signals`, also each pair's kIdentitySignalBit (verify::identity_signal;
   // set for an empty map) and kMinimalFlipBit (verify::minimal_flip), from the
   // same features, kSurfaceMatchBit (text::SurfaceSpellings::same_surface
-  // of the context's identities, through the registered spellings) and
-  // kNameSwapBit (text::SurfaceSpellings::swapped_name of them).
-  static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2, kSurfaceMatchBit = 4, kNameSwapBit = 8;
+  // of the context's identities, through the registered spellings),
+  // kNameSwapBit (text::SurfaceSpellings::swapped_name of them) and
+  // kTranspositionBit (text::SurfaceSpellings::transposed of them).
+  static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2, kSurfaceMatchBit = 4, kNameSwapBit = 8,
+                           kTranspositionBit = 16;
   std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
                             std::vector<uint8_t>* signals = nullptr) const;
   // score_pairs' scores with how each was reached (ScoreTrace; all zero for

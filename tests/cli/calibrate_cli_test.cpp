@@ -1,7 +1,8 @@
-// verity calibrate --name-cap end to end on the shipped default verifier and
-// USE-lite, whose pieces keep case: it counts the dev pairs whose texts differ
-// by a swapped name, caps their P at (same + 1) / (pairs + 2), and with
-// --keep-calibration moves no other score. Needs models/use-lite (required
+// verity calibrate --name-cap and --transposition-cap end to end on the
+// shipped default verifier and USE-lite, whose pieces keep case: each counts
+// the dev pairs its rule picks (a swapped name; two words trading places),
+// caps their P at (same + 1) / (pairs + 2), and with --keep-calibration moves
+// no other score. Needs models/use-lite (required
 // when VERITY_REQUIRE_MODELS is set, skipped otherwise).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -27,43 +28,41 @@ std::vector<double> scores_of(const std::string& path) {
   return out;
 }
 
-TEST(CalibrateCli, NameCapOnAKeptCalibration) {
+// A cap fitted by `flag` with --keep-calibration on six pairs of the source
+// "rules": rows 0-2 are what the rule picks (one same-meaning), rows 3-5 are
+// not. The cap is (1 + 1) / (3 + 2); only rows 0-2 move.
+void expect_kept_cap(const std::string& flag, const std::string& key, float verity::verify::Calibration::*cap,
+                     const std::string& rows) {
   if (!verity_test::have_use_lite()) {
     if (std::getenv("VERITY_REQUIRE_MODELS")) FAIL() << "models/use-lite missing";
     GTEST_SKIP() << "models/use-lite not converted (scripts/setup_models.sh)";
   }
-  const fs::path dir = fs::temp_directory_path() / ("verity_calibrate_" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("verity_calibrate_" + key + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::create_directories(dir / "names");
-  const auto pairs = (dir / "names" / "dev.jsonl").string();  // the source "names", as its folder says
-  // Rows 0-2 swap a name; 3 is a near spelling, 4 a paraphrase, 5 swaps a lower-case word.
-  std::ofstream(pairs) << R"({"a": "How do I install Python on Windows?", "b": "How do I install Java on Windows?", "label": 0})" "\n"
-                       << R"({"a": "What is the weather in Canada today?", "b": "what is the weather in Germany today", "label": 0})" "\n"
-                       << R"({"a": "Do you tip your Deliveroo courier?", "b": "Do you tip your Glovo courier?", "label": 1})" "\n"
-                       << R"({"a": "He studied with Willi Muenzenberg.", "b": "He studied with Willy Muenzenberg.", "label": 1})" "\n"
-                       << R"({"a": "How do I reset my password?", "b": "How can I reset my password?", "label": 1})" "\n"
-                       << R"({"a": "How do I cook quinoa?", "b": "How do I cook couscous?", "label": 0})" "\n";
+  fs::create_directories(dir / "rules");
+  const auto pairs = (dir / "rules" / "dev.jsonl").string();  // the source "rules", as its folder says
+  std::ofstream(pairs) << rows;
   const std::string before = std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/default.valn";
-  const auto after = (dir / "named.valn").string();
+  const auto after = (dir / "capped.valn").string();
   auto r = verity_test::run("calibrate --verifier " + before + " --dev-pairs " + pairs +
-                            " --encoder use-lite --keep-calibration --name-cap --json --quiet --out " + after);
+                            " --encoder use-lite --keep-calibration " + flag + " --json --quiet --out " + after);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);
-  const auto& fit = summary.at("name_cap");
+  const auto& fit = summary.at(key);
   EXPECT_EQ(fit.at("pairs"), 3);
   EXPECT_EQ(fit.at("same"), 1);
   EXPECT_DOUBLE_EQ(fit.at("cap").get<double>(), 2.0 / 5.0);  // (same + 1) / (pairs + 2)
-  EXPECT_EQ(fit.at("by_group").at("names").at("pairs"), 3);
+  EXPECT_EQ(fit.at("by_group").at("rules").at("pairs"), 3);
   EXPECT_EQ(summary.at("calibration").at("kept"), true);
   const auto old = verity::verify::AlignmentVerifier::load(before), fitted = verity::verify::AlignmentVerifier::load(after);
   ASSERT_TRUE(old->calibration() && fitted->calibration());
   auto kept = *fitted->calibration();
-  EXPECT_FLOAT_EQ(kept.name_cap, 0.4f);
-  kept.name_cap = old->calibration()->name_cap;
+  EXPECT_FLOAT_EQ(kept.*cap, 0.4f);
+  kept.*cap = (*old->calibration()).*cap;
   EXPECT_EQ(verity::verify::calibration_json(kept), verity::verify::calibration_json(*old->calibration()));
-  EXPECT_EQ(nlohmann::json::parse(fitted->provenance()).at("recalibrated").at("name_cap").at("pairs"), 3);
+  EXPECT_EQ(nlohmann::json::parse(fitted->provenance()).at("recalibrated").at(key).at("pairs"), 3);
 
-  // Scored: the swaps at most the cap, every other pair as before.
+  // Scored: the picked pairs at most the cap, every other pair as before.
   std::vector<std::vector<double>> scores;
   for (const auto& v : {before, after}) {
     const auto out = (dir / "scores.jsonl").string();
@@ -76,6 +75,29 @@ TEST(CalibrateCli, NameCapOnAKeptCalibration) {
   for (size_t i = 0; i < 3; ++i) EXPECT_LE(scores[1][i], 0.4 + 1e-6) << i;
   for (size_t i = 3; i < 6; ++i) EXPECT_DOUBLE_EQ(scores[1][i], scores[0][i]) << i;
   fs::remove_all(dir);
+}
+
+TEST(CalibrateCli, NameCapOnAKeptCalibration) {
+  // Rows 0-2 swap a name; 3 is a near spelling, 4 a paraphrase, 5 swaps a lower-case word.
+  expect_kept_cap("--name-cap", "name_cap", &verity::verify::Calibration::name_cap,
+                  R"({"a": "How do I install Python on Windows?", "b": "How do I install Java on Windows?", "label": 0})" "\n"
+                  R"({"a": "What is the weather in Canada today?", "b": "what is the weather in Germany today", "label": 0})" "\n"
+                  R"({"a": "Do you tip your Deliveroo courier?", "b": "Do you tip your Glovo courier?", "label": 1})" "\n"
+                  R"({"a": "He studied with Willi Muenzenberg.", "b": "He studied with Willy Muenzenberg.", "label": 1})" "\n"
+                  R"({"a": "How do I reset my password?", "b": "How can I reset my password?", "label": 1})" "\n"
+                  R"({"a": "How do I cook quinoa?", "b": "How do I cook couscous?", "label": 0})" "\n");
+}
+
+TEST(CalibrateCli, TranspositionCapOnAKeptCalibration) {
+  // Rows 0-2: two words trade places; 3 a coordination the other way round,
+  // 4 two neighbours trading places, 5 a paraphrase.
+  expect_kept_cap("--transposition-cap", "transposition_cap", &verity::verify::Calibration::transposition_cap,
+                  R"({"a": "How do I convert Celsius to Fahrenheit?", "b": "How do I convert Fahrenheit to Celsius?", "label": 0})" "\n"
+                  R"({"a": "Are cats afraid of dogs?", "b": "are dogs afraid of cats", "label": 0})" "\n"
+                  R"({"a": "How far is Paris from Rome?", "b": "How far is Rome from Paris?", "label": 1})" "\n"
+                  R"({"a": "Should I learn Python or Java first?", "b": "Should I learn Java or Python first?", "label": 1})" "\n"
+                  R"({"a": "How can I earn money fast online?", "b": "How can I earn money online fast?", "label": 1})" "\n"
+                  R"({"a": "How do I reset my password?", "b": "How can I reset my password?", "label": 1})" "\n");
 }
 
 }  // namespace

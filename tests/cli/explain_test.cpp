@@ -146,7 +146,8 @@ TEST_F(Explain, UsageErrorsExitTwoAndWriteNothing) {
 
 // For F5 the JSON says what its network alone gave and which calibration rule
 // moved the score: the surface floor raises a case variant, the flip cap
-// lowers a negation, the name cap a swapped name; other verifiers get no trace.
+// lowers a negation, the name cap a swapped name, the transposition cap two
+// words trading places; other verifiers get no trace.
 TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
   auto trace = [&](const std::string& query, const std::string& doc, const std::string& verifiers) {
     auto r = run("explain --query '" + query + "' --doc '" + doc + "' --encoder use-lite --verifier " + verifiers +
@@ -171,9 +172,18 @@ TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
   EXPECT_EQ(named["name_swap"], true);
   EXPECT_EQ(j["verdicts"]["default"], "near-miss");
   EXPECT_GT(named["network_probability"].get<double>(), j["scores"]["default"].get<double>());
+  j = trace("flights from Boston to Denver", "flights from Denver to Boston", "default");
+  const auto& transposed = j["calibration_trace"]["default"];
+  EXPECT_EQ(transposed["applied"], nlohmann::json::array({"transposition_cap"}));
+  EXPECT_EQ(transposed["transposition"], true);
+  EXPECT_EQ(j["verdicts"]["default"], "near-miss");
+  EXPECT_GT(transposed["network_probability"].get<double>(), 0.5);  // the network alone served it
   j = trace("the dog bit the man", "the man bit the dog", "default");
-  EXPECT_EQ(j["calibration_trace"]["default"]["applied"], nlohmann::json::array());
+  EXPECT_EQ(j["calibration_trace"]["default"]["transposition"], true);
   EXPECT_EQ(j["calibration_trace"]["default"]["identity_signal"], true);  // a reordering
+  j = trace("Should I learn Python or Java first?", "Should I learn Java or Python first?", "default");
+  EXPECT_EQ(j["calibration_trace"]["default"]["applied"], nlohmann::json::array());
+  EXPECT_EQ(j["calibration_trace"]["default"]["transposition"], false);  // a coordination
   // Without --json the moved score is said in words after the scores.
   auto r = run("explain --query 'What is Machine Learning?' --doc 'What is machine learning?' --encoder use-lite "
                "--verifier default --out " + (dir_ / "t.svg").string() + " --quiet");
@@ -183,6 +193,10 @@ TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
           "--encoder use-lite --verifier default --out " + (dir_ / "t.svg").string() + " --quiet");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("capped as a swapped name"), std::string::npos) << r.out;
+  r = run("explain --query 'flights from Boston to Denver' --doc 'flights from Denver to Boston' "
+          "--encoder use-lite --verifier default --out " + (dir_ / "t.svg").string() + " --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("capped as a transposition"), std::string::npos) << r.out;
 }
 
 }  // namespace

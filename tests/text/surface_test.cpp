@@ -208,6 +208,68 @@ TEST(SurfaceSpellings, SwappedNamesFromPieces) {
   EXPECT_FALSE(s.swapped_name(python, unknown, &folds));
 }
 
+TEST(TransposedWords, TwoWordsTradePlaces) {
+  const auto route = transposed_words("flights from Boston to Denver", "Flights from DENVER to Boston?");
+  ASSERT_TRUE(route.has_value());
+  EXPECT_EQ(route->first, "boston");
+  EXPECT_EQ(route->second, "denver");
+  EXPECT_TRUE(transposed_words("Are cats afraid of tigers?", "Are tigers afraid of cats?"));
+  EXPECT_TRUE(transposed_words("the dog bit the man", "the man bit the dog"));  // articles between: no coordination
+  EXPECT_TRUE(transposed_words("Is Paris bigger than London?", "Is London bigger than Paris?"));
+  EXPECT_TRUE(transposed_words("Wine is cheap in Spain and dear in Italy.",  // a coordinator, not just before
+                               "Wine is cheap in Italy and dear in Spain."));
+  EXPECT_FALSE(transposed_words("It was published in 1631 and printed by Allde.",  // ... and just before
+                                "It was printed in 1631 and published by Allde."));
+}
+
+TEST(TransposedWords, NoTranspositionWhereTheOrderSaysNothing) {
+  EXPECT_FALSE(transposed_words("Should I learn Python or Java first?", "Should I learn Java or Python first?"));
+  EXPECT_FALSE(transposed_words("the difference between a virus and a bacterium",
+                                "the difference between a bacterium and a virus"));  // an article aside
+  EXPECT_FALSE(transposed_words("The 14th, 16th and 117th lines", "The 117th, 16th and 14th lines"));
+  EXPECT_FALSE(transposed_words("salt vs sugar", "sugar vs salt"));
+  EXPECT_FALSE(transposed_words("Pass it by value or by reference?", "Pass it by reference or by value?"));
+  EXPECT_TRUE(transposed_words("It was announced in May and was published in June.",  // "was" is no preposition
+                               "It was published in May and was announced in June."));
+  EXPECT_FALSE(transposed_words("How can I earn money fast online?", "How can I earn money online fast?"));  // neighbours
+  EXPECT_FALSE(transposed_words("so it is in the box", "so in is it the box"));  // two stop words
+  EXPECT_FALSE(transposed_words("flights from Boston to Denver", "flights from Denver to Chicago"));
+  EXPECT_FALSE(transposed_words("flights from Boston to Denver", "flights from Boston to Denver"));
+  EXPECT_FALSE(transposed_words("flights from Boston to Denver", "cheap flights from Denver to Boston"));
+  EXPECT_FALSE(transposed_words("a b c d", "d b c a b"));
+  EXPECT_FALSE(transposed_words("", ""));
+}
+
+// From token identities: the same answers as from the texts.
+TEST(SurfaceSpellings, TranspositionsFromPieces) {
+  SurfaceSpellings s;
+  const std::vector<std::string> vocabulary = {"<unk>", "<s>", "\u2581flights", "\u2581Flights", "\u2581from",
+                                               "\u2581Bos", "ton", "\u2581to", "\u2581Denver", "?"};
+  s.add_sentencepiece(vocabulary, 2);
+  const auto there = ids({"\u2581flights", "\u2581from", "\u2581Bos", "ton", "\u2581to", "\u2581Denver"});
+  const auto back = ids({"\u2581Flights", "\u2581from", "\u2581Denver", "\u2581to", "\u2581Bos", "ton", "?"});
+  const CaseFolds folds(vocabulary);
+  for (const CaseFolds* f : {static_cast<const CaseFolds*>(nullptr), &folds}) {
+    const auto t = s.transposed(there, back, f);
+    ASSERT_TRUE(t.has_value());
+    EXPECT_EQ(t->first, "boston");
+    EXPECT_EQ(t->second, "denver");
+  }
+  EXPECT_FALSE(s.transposed(there, there, &folds));
+  // A run of differing pieces longer than 64 is set aside unspelled; so is a pair with an unknown piece.
+  const auto apart = [&](size_t between) {
+    auto x = there, y = back;
+    x.insert(x.begin() + 4, between, piece_identity("\u2581to"));
+    y.insert(y.begin() + 3, between, piece_identity("\u2581to"));
+    return s.transposed(x, y, &folds).has_value();
+  };
+  EXPECT_TRUE(apart(20));
+  EXPECT_FALSE(apart(70));
+  auto unknown = back;
+  unknown[2] = piece_identity("<unk>");
+  EXPECT_FALSE(s.transposed(there, unknown, &folds));
+}
+
 TEST(SurfaceSpellings, TokenizersRegisterTheirSpellings) {
   const SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
                                           {"<x3>", 0}, {"\u2581Surfacetest", -1}, {"\u2581surfacetest", -1},

@@ -898,6 +898,43 @@ TEST(AlignmentVerifier, SurfaceFloorRaisesOnlyTextsTheSameOnTheSurface) {
   expect_rule_saved(*v, cal, &Calibration::surface_floor, "surface_floor", 12, 1.0f);
 }
 
+namespace {
+// Scores pairs of pieces with a verifier, on one-hot maps of their sizes and
+// contexts that hold their identities (pooled cosine 0.9).
+class PieceScorer {
+ public:
+  explicit PieceScorer(const AlignmentVerifier& v) : v_(v) {}
+  float score(const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
+    const std::vector<SimilarityMap> maps = {map(pa.size(), pb.size())};
+    return v_.score_pairs(maps, std::vector<PairContext>{context(pa, pb)})[0];
+  }
+  // The trace, after checking that it gives the score.
+  ScoreTrace trace(const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
+    const std::vector<SimilarityMap> maps = {map(pa.size(), pb.size())};
+    const std::vector<PairContext> contexts = {context(pa, pb)};
+    const auto traces = v_.trace_pairs(maps, contexts);
+    EXPECT_FLOAT_EQ(float(traces[0].probability), v_.score_pairs(maps, contexts)[0]);
+    return traces[0];
+  }
+
+ private:
+  static SimilarityMap map(size_t na, size_t nb) {
+    constexpr size_t dim = 8;
+    std::vector<int> a, b;
+    for (size_t i = 0; i < na; ++i) a.push_back(int(i % dim));
+    for (size_t i = 0; i < nb; ++i) b.push_back(int(i % dim));
+    return SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
+  }
+  PairContext context(const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
+    const auto& a = held_.emplace_back(piece_ids(pa));
+    const auto& b = held_.emplace_back(piece_ids(pb));
+    return PairContext{a, b, 0.9f};
+  }
+  const AlignmentVerifier& v_;
+  std::list<std::vector<uint32_t>> held_;  // PairContext holds spans of them
+};
+}  // namespace
+
 // The name cap lowers P of a pair whose texts differ by one capitalized word
 // inside, swapped for another, read through the spellings of the tokenizers
 // this process made, and travels in the file (version 13; absent when 1).
@@ -911,43 +948,23 @@ TEST(AlignmentVerifier, NameCapLowersOnlyASwappedName) {
   Calibration cal;
   cal.scale = 1.0f, cal.bias = 4.0f, cal.threshold = 0.5f;  // the network's P is high for every pair
   v->set_calibration(cal);
-  const size_t dim = 8;
-  std::list<std::vector<uint32_t>> held;  // PairContext holds spans of them
-  auto context = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
-    const auto& a = held.emplace_back(piece_ids(pa));
-    const auto& b = held.emplace_back(piece_ids(pb));
-    return PairContext{a, b, 0.9f};
-  };
-  auto map = [&](size_t na, size_t nb) {
-    std::vector<int> a, b;
-    for (size_t i = 0; i < na; ++i) a.push_back(int(i % dim));
-    for (size_t i = 0; i < nb; ++i) b.push_back(int(i % dim));
-    return SimilarityMap::compute(one_hot(a, dim), one_hot(b, dim), dim);
-  };
-  auto score = [&](const std::vector<std::string>& pa, const std::vector<std::string>& pb) {
-    const std::vector<SimilarityMap> maps = {map(pa.size(), pb.size())};
-    return v->score_pairs(maps, std::vector<PairContext>{context(pa, pb)})[0];
-  };
+  PieceScorer pairs(*v);
   const std::vector<std::string> canada = {"\u2581Weather", "\u2581in", "\u2581Canada", "?"};
   const std::vector<std::string> germany = {"\u2581Weather", "\u2581in", "\u2581Germany"};
   const std::vector<std::string> near = {"\u2581Weather", "\u2581in", "\u2581Canadas"};
   const std::vector<std::string> lower = {"\u2581Weather", "\u2581in", "\u2581canada", "\u2581today"};
-  const float uncapped = score(canada, germany), near_score = score(canada, near), other = score(canada, lower);
+  const float uncapped = pairs.score(canada, germany), near_score = pairs.score(canada, near),
+              other = pairs.score(canada, lower);
   ASSERT_GT(uncapped, 0.5f);
   cal.name_cap = 0.15f;
   v->set_calibration(cal);
-  EXPECT_FLOAT_EQ(score(canada, germany), 0.15f);
-  EXPECT_FLOAT_EQ(score(germany, canada), 0.15f);
-  EXPECT_FLOAT_EQ(score(canada, near), near_score);  // a near spelling: no cap
-  EXPECT_FLOAT_EQ(score(canada, lower), other);      // a word more: no cap
-  {  // the trace gives the same score and says the cap lowered it
-    const std::vector<SimilarityMap> maps = {map(4, 3)};
-    const std::vector<PairContext> contexts = {context(canada, germany)};
-    const auto traces = v->trace_pairs(maps, contexts);
-    EXPECT_FLOAT_EQ(float(traces[0].probability), v->score_pairs(maps, contexts)[0]);
-    EXPECT_TRUE(traces[0].name_swap && traces[0].name_capped && !traces[0].capped && !traces[0].floored);
-    EXPECT_GT(traces[0].network_probability, 0.5);
-  }
+  EXPECT_FLOAT_EQ(pairs.score(canada, germany), 0.15f);
+  EXPECT_FLOAT_EQ(pairs.score(germany, canada), 0.15f);
+  EXPECT_FLOAT_EQ(pairs.score(canada, near), near_score);  // a near spelling: no cap
+  EXPECT_FLOAT_EQ(pairs.score(canada, lower), other);      // a word more: no cap
+  const auto t = pairs.trace(canada, germany);  // it says the cap lowered it
+  EXPECT_TRUE(t.name_swap && t.name_capped && !t.capped && !t.floored && !t.transposition);
+  EXPECT_GT(t.network_probability, 0.5);
   RuleSignals swapped;
   swapped.name_swap = true;
   EXPECT_NEAR(cal.probability(0.0f, 0.9, swapped), 0.15, 1e-6);
@@ -955,6 +972,43 @@ TEST(AlignmentVerifier, NameCapLowersOnlyASwappedName) {
   EXPECT_NEAR(cal.probability(0.0f, 0.9), 1.0 / (1.0 + std::exp(-4.0)), 1e-6);
 
   expect_rule_saved(*v, cal, &Calibration::name_cap, "name_cap", 13, 0.0f);
+}
+
+// The transposition cap lowers P of a pair whose texts are the same but for
+// two words that trade places, and only that, and travels in the file
+// (version 14; absent when 1).
+TEST(AlignmentVerifier, TranspositionCapLowersOnlyTwoWordsTradingPlaces) {
+  const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
+                                                {"<x3>", 0}, {"\u2581convert", -1}, {"\u2581Celsius", -1},
+                                                {"\u2581to", -1}, {"\u2581Fahren", -1}, {"heit", -1},
+                                                {"\u2581or", -1}, {"\u2581Kelvin", -1}});
+  EXPECT_GT(tokenizer.size(), 0u);
+  auto v = tiny_verifier(19);
+  Calibration cal;
+  cal.scale = 1.0f, cal.bias = 4.0f, cal.threshold = 0.5f;
+  v->set_calibration(cal);
+  PieceScorer pairs(*v);
+  const std::vector<std::string> c_to_f = {"\u2581convert", "\u2581Celsius", "\u2581to", "\u2581Fahren", "heit"};
+  const std::vector<std::string> f_to_c = {"\u2581convert", "\u2581Fahren", "heit", "\u2581to", "\u2581Celsius"};
+  const std::vector<std::string> c_or_f = {"\u2581convert", "\u2581Celsius", "\u2581or", "\u2581Fahren", "heit"};
+  const std::vector<std::string> f_or_c = {"\u2581convert", "\u2581Fahren", "heit", "\u2581or", "\u2581Celsius"};
+  const std::vector<std::string> c_to_k = {"\u2581convert", "\u2581Celsius", "\u2581to", "\u2581Kelvin"};
+  const float coordination = pairs.score(c_or_f, f_or_c), other = pairs.score(c_to_f, c_to_k);
+  ASSERT_GT(pairs.score(c_to_f, f_to_c), 0.5f);
+  cal.transposition_cap = 0.04f;
+  v->set_calibration(cal);
+  EXPECT_FLOAT_EQ(pairs.score(c_to_f, f_to_c), 0.04f);
+  EXPECT_FLOAT_EQ(pairs.score(f_to_c, c_to_f), 0.04f);
+  EXPECT_FLOAT_EQ(pairs.score(c_or_f, f_or_c), coordination);  // a coordination: no cap
+  EXPECT_FLOAT_EQ(pairs.score(c_to_f, c_to_k), other);         // another word: no cap
+  const auto t = pairs.trace(c_to_f, f_to_c);
+  EXPECT_TRUE(t.transposition && t.transposition_capped && !t.name_swap && !t.name_capped && !t.capped);
+  RuleSignals transposed;
+  transposed.transposition = true;
+  EXPECT_NEAR(cal.probability(0.0f, 0.9, transposed), 0.04, 1e-6);
+  EXPECT_NEAR(cal.probability(-8.0f, 0.9, transposed), 1.0 / (1.0 + std::exp(4.0)), 1e-6);
+
+  expect_rule_saved(*v, cal, &Calibration::transposition_cap, "transposition_cap", 14, 1.5f);
 }
 
 // The cap reads the case folds of the tokenizers this process made (text/
