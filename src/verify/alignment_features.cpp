@@ -624,8 +624,15 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   out.matched.clear();  // read_matches fills it (and folded_idf) where minimal_flip reads it
   out.folded_idf.clear();
   std::vector<uint32_t> x_sorted;  // sorted when an antonym first needs it
-  std::vector<uint32_t> y_sorted(y_ids.begin(), y_ids.end());
-  std::sort(y_sorted.begin(), y_sorted.end());
+  // Whether X's token occurs in Y: a scan of Y where X is much shorter (a
+  // query against a passage), which costs less than sorting the passage.
+  const bool scan_y = known && n * 4 <= m;
+  std::vector<uint32_t> y_sorted;
+  if (known && !scan_y) y_sorted.assign(y_ids.begin(), y_ids.end()), std::sort(y_sorted.begin(), y_sorted.end());
+  const auto in_y = [&](uint32_t id) {
+    return scan_y ? std::find(y_ids.begin(), y_ids.end(), id) != y_ids.end()
+                  : std::binary_search(y_sorted.begin(), y_sorted.end(), id);
+  };
   std::vector<size_t> y_words;  // positions of Y's tokens that have antonyms
   std::vector<uint32_t> y_numbers;  // what Y's numbers are compared by
   for (size_t j = 0; j < m && known; ++j) {
@@ -650,7 +657,7 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     float* f = out.tokens.data() + i * kTokenFeatures;
     const uint32_t id = known ? x_ids[i] : 0;
     out.ids[i] = id;
-    const bool exact = known && std::binary_search(y_sorted.begin(), y_sorted.end(), id);
+    const bool exact = known && in_y(id);
     const float best = alignment.best[i];
     const size_t arg = alignment.target[i];
     const float w_idf = x_info[i].idf;

@@ -263,42 +263,54 @@ VERITY_AVX2 void affine_rows_avx2(const float* x, size_t rows, size_t ldx, size_
   }
 }
 
-template <int B>
-VERITY_AVX512 inline void affine_block_avx512(const float* x0, const float* x1, size_t k, const float* w,
-                                              const float* bias, size_t h, size_t o, bool relu, float* y0, float* y1) {
-  __m512 a0[B], a1[B];
-  for (int b = 0; b < B; ++b) a0[b] = a1[b] = _mm512_loadu_ps(bias + o + 16 * b);
+// Outputs in blocks of up to 4 vectors for R rows at a time. F5's hidden
+// width is 32 (two vectors): four rows give the 8 independent accumulators
+// that keep both FMA ports busy, where two rows leave half their cycles
+// waiting on the FMA latency. Each output's sum runs over c in order, so the
+// row grouping changes no bit.
+template <int B, int R>
+VERITY_AVX512 inline void affine_block_avx512(const float* const* x, size_t k, const float* w, const float* bias,
+                                              size_t h, size_t o, bool relu, float* const* y, int stored) {
+  __m512 a[R][B];
+  for (int r = 0; r < R; ++r)
+    for (int b = 0; b < B; ++b) a[r][b] = _mm512_loadu_ps(bias + o + 16 * b);
   for (size_t c = 0; c < k; ++c) {
     const float* wr = w + c * h + o;
-    const __m512 u = _mm512_set1_ps(x0[c]);
-    const __m512 v = _mm512_set1_ps(x1[c]);
+    __m512 u[R];
+    for (int r = 0; r < R; ++r) u[r] = _mm512_set1_ps(x[r][c]);
     for (int b = 0; b < B; ++b) {
       const __m512 wv = _mm512_loadu_ps(wr + 16 * b);
-      a0[b] = _mm512_fmadd_ps(u, wv, a0[b]);
-      a1[b] = _mm512_fmadd_ps(v, wv, a1[b]);
+      for (int r = 0; r < R; ++r) a[r][b] = _mm512_fmadd_ps(u[r], wv, a[r][b]);
     }
   }
   const __m512 zero = _mm512_setzero_ps();
-  for (int b = 0; b < B; ++b) {
-    _mm512_storeu_ps(y0 + o + 16 * b, relu ? _mm512_max_ps(a0[b], zero) : a0[b]);
-    if (y1) _mm512_storeu_ps(y1 + o + 16 * b, relu ? _mm512_max_ps(a1[b], zero) : a1[b]);
+  for (int r = 0; r < stored; ++r)
+    for (int b = 0; b < B; ++b) _mm512_storeu_ps(y[r] + o + 16 * b, relu ? _mm512_max_ps(a[r][b], zero) : a[r][b]);
+}
+
+// R rows from row t (rows past the last repeat it and are not stored).
+template <int R>
+VERITY_AVX512 void affine_row_group_avx512(const float* x, size_t rows, size_t t, size_t ldx, size_t k, const float* w,
+                                           const float* bias, size_t h, bool relu, float* y) {
+  const float* xs[R];
+  float* ys[R];
+  const int stored = int(std::min<size_t>(R, rows - t));
+  for (int r = 0; r < R; ++r) {
+    const size_t row = t + size_t(std::min(r, stored - 1));
+    xs[r] = x + row * ldx, ys[r] = y + row * h;
   }
+  size_t o = 0;
+  for (; o + 64 <= h; o += 64) affine_block_avx512<4, R>(xs, k, w, bias, h, o, relu, ys, stored);  // 16 of 32 registers
+  for (; o + 32 <= h; o += 32) affine_block_avx512<2, R>(xs, k, w, bias, h, o, relu, ys, stored);
+  for (; o + 16 <= h; o += 16) affine_block_avx512<1, R>(xs, k, w, bias, h, o, relu, ys, stored);
+  affine_outputs_portable(x + t * ldx, size_t(stored), ldx, k, w, bias, h, o, relu, y + t * h);
 }
 
 VERITY_AVX512 void affine_rows_avx512(const float* x, size_t rows, size_t ldx, size_t k, const float* w,
                                       const float* bias, size_t h, bool relu, float* y) {
-  for (size_t t = 0; t < rows; t += 2) {
-    const bool pair = t + 1 < rows;
-    const float* x0 = x + t * ldx;
-    const float* x1 = pair ? x0 + ldx : x0;  // a lone last row is computed twice, stored once
-    float* y0 = y + t * h;
-    float* y1 = pair ? y0 + h : nullptr;
-    size_t o = 0;
-    for (; o + 64 <= h; o += 64) affine_block_avx512<4>(x0, x1, k, w, bias, h, o, relu, y0, y1);
-    for (; o + 32 <= h; o += 32) affine_block_avx512<2>(x0, x1, k, w, bias, h, o, relu, y0, y1);
-    for (; o + 16 <= h; o += 16) affine_block_avx512<1>(x0, x1, k, w, bias, h, o, relu, y0, y1);
-    affine_outputs_portable(x0, pair ? 2 : 1, ldx, k, w, bias, h, o, relu, y0);
-  }
+  size_t t = 0;
+  for (; t + 4 <= rows; t += 4) affine_row_group_avx512<4>(x, rows, t, ldx, k, w, bias, h, relu, y);
+  for (; t < rows; t += 2) affine_row_group_avx512<2>(x, rows, t, ldx, k, w, bias, h, relu, y);
 }
 
 }  // namespace

@@ -109,11 +109,12 @@ TEST(Kernels, AffineRowsMatchesDoublePrecisionOnEveryPath) {
   struct Shape {
     size_t rows, k, h, ldx;
   };
-  // Includes outputs that are not a multiple of the vector width, odd row
-  // counts, and overlapping rows (ldx < k, the convolution's layout).
+  // Includes outputs that are not a multiple of the vector width, row counts
+  // past a group of four (5-7, 9), and overlapping rows (ldx < k, the
+  // convolution's layout).
   const std::vector<Shape> shapes = {{1, 1, 1, 1},    {1, 15, 32, 15}, {2, 15, 32, 15}, {7, 96, 32, 32},
                                      {5, 211, 64, 211}, {3, 9, 13, 9},  {4, 20, 70, 20},  {6, 48, 16, 16},
-                                     {3, 40, 24, 40}};
+                                     {3, 40, 24, 40},   {9, 20, 96, 20}};
   for (Isa isa : supported_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     for (const auto& s : shapes) {
