@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/split_work.hpp"
 #include "core/log.hpp"
 #include "core/section_file.hpp"
 #include "text/surface.hpp"
@@ -526,8 +527,9 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
   // they spell text: the tokenizers' vocabularies.
   const auto case_folds = text::registered_case_folds();
   const auto spellings = signals ? text::registered_surface_spellings() : nullptr;
-  // Pairs are independent: features and network split over torch's intra-op threads.
-  at::parallel_for(0, int64_t(todo.size()), 4, [&](int64_t lo, int64_t hi) {
+  // Pairs are independent: features and network split over the calling thread
+  // and the stage-2 helper (core/split_work.hpp).
+  split_work(todo.size(), 4, [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k) {
       const size_t i = todo[size_t(k)];
       const auto& given = context.empty() ? none : context[i];

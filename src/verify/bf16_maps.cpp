@@ -6,7 +6,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-#include <ATen/Parallel.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 
 #include "core/cpu_features.hpp"
 #include "core/error.hpp"
+#include "core/split_work.hpp"
 
 namespace verity::verify {
 namespace {
@@ -305,7 +305,7 @@ std::vector<SimilarityMap> similarity_maps_bf16(std::span<const float> query, si
   const std::vector<uint16_t> packed_query = tiles ? pack_query_for_tiles(q.data(), nq, stride) : std::vector<uint16_t>{};
 
   std::vector<SimilarityMap> maps(count);
-  at::parallel_for(0, int64_t(count), 8, [&](int64_t begin, int64_t end) {
+  split_work(count, 8, [&](int64_t begin, int64_t end) {
     std::vector<uint16_t> rows;
     std::vector<float> inv;
     // Tile state is per thread: configured here, released however this ends.

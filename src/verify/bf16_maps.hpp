@@ -56,8 +56,9 @@ bool use_bf16_maps();
 
 // Maps of one query [n_query × dim] against `count` candidates; view(c) must
 // stay valid until the call returns and be thread-safe (candidates are split
-// over torch's intra-op threads). Throws ConfigError when the CPU lacks
-// AVX512-BF16 (or AMX, when asked for) or the query has a non-finite value.
+// between the calling thread and the stage-2 helper, core/split_work.hpp).
+// Throws ConfigError when the CPU lacks AVX512-BF16 (or AMX, when asked for)
+// or the query has a non-finite value.
 using RowsView = std::function<TokenRows(size_t candidate)>;
 std::vector<SimilarityMap> similarity_maps_bf16(std::span<const float> query, size_t count,
                                                 size_t dim, const RowsView& view,

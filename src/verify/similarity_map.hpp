@@ -35,7 +35,8 @@ class SimilarityMap {
   // costs more than the products, while one candidate at a time stays in
   // cache. Candidate values are trusted to be finite (stored token vectors are
   // checked when the store is built); the query is checked here. Candidates
-  // are split over torch's intra-op threads, so `fetch` must be thread-safe.
+  // are split with the stage-2 helper (core/split_work.hpp), so `fetch` must be
+  // thread-safe.
   using CandidateFetch = std::function<size_t(size_t candidate, std::vector<float>& rows)>;
   static std::vector<SimilarityMap> compute_streamed(std::span<const float> query, size_t count,
                                                      size_t dim, const CandidateFetch& fetch);

@@ -1,13 +1,13 @@
 // Streamed similarity maps: one candidate decoded at a time into a cached
 // buffer, dot products by a register-blocked AVX2/FMA kernel when the CPU has
 // it (portable loops otherwise).
-#include <ATen/Parallel.h>
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/split_work.hpp"
 #include "verify/similarity_map.hpp"
 
 namespace verity::verify {
@@ -121,9 +121,9 @@ std::vector<SimilarityMap> SimilarityMap::compute_streamed(std::span<const float
     for (size_t k = 0; k < dim; ++k) q[i * dim + k] *= q_inv[i];
 
   std::vector<SimilarityMap> maps(count);
-  // Candidates are independent: split them over the intra-op threads (the
-  // encoder's pool), each with its own cached buffers.
-  at::parallel_for(0, int64_t(count), 8, [&](int64_t begin, int64_t end) {
+  // Candidates are independent: split them over the calling thread and the
+  // stage-2 helper (core/split_work.hpp), each with its own cached buffers.
+  split_work(count, 8, [&](int64_t begin, int64_t end) {
     std::vector<float> rows, inv;
     for (int64_t ci = begin; ci < end; ++ci) {
       const size_t n = fetch(size_t(ci), rows);

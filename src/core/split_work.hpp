@@ -1,0 +1,26 @@
+#pragma once
+// Splits one call's independent items (a query's ~100 candidate maps, F5's
+// pairs) between the calling thread and one process-wide helper thread, so a
+// single query uses both cores of a 2-core machine in stage 2. The helper is
+// shared: when another call holds it (a server answering two queries at once),
+// the work runs on the calling thread alone, as it does for a call made from
+// the helper itself, for too few items, or with VERITY_STAGE2_THREADS=1.
+// Torch's at::parallel_for cannot do this here: verity is built without
+// OpenMP, and a build with it slowed the encoder's many small regions
+// (docs/RESULTS.md). May use: nothing beyond the standard library.
+#include <cstddef>
+#include <functional>
+
+namespace verity {
+
+// Calls body(begin, end) over [0, n) in at most two contiguous parts, one on
+// the helper, and returns when both are done; an exception from either part
+// is rethrown here (the first, if both throw). Parts hold at least min_items.
+void split_work(size_t n, size_t min_items, const std::function<void(size_t begin, size_t end)>& body);
+
+// Threads split_work may use: 2 when the machine has two or more cores,
+// unless $VERITY_STAGE2_THREADS is "1" ("2" asks for two; anything else is a
+// ConfigError naming the variable). Read once per process.
+size_t split_work_threads();
+
+}  // namespace verity
