@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 #include "core/error.hpp"
 
 namespace verity {
@@ -26,7 +28,7 @@ class Helper {
   }
   // Runs part on the helper and fn here; false (nothing run) when the helper is taken.
   bool run_beside(const std::function<void()>& part, const std::function<void()>& here) {
-    if (holding) return false;  // a part that splits again: std::mutex is not recursive
+    if (holding || ::getpid() != pid_) return false;  // a forked child has no helper thread  // a part that splits again: std::mutex is not recursive
     std::unique_lock<std::mutex> taken(busy_, std::try_to_lock);
     if (!taken.owns_lock()) return false;
     holding = true;
@@ -54,7 +56,7 @@ class Helper {
   }
 
  private:
-  Helper() : thread_([this] { loop(); }) { thread_.detach(); }
+  Helper() : pid_(::getpid()), thread_([this] { loop(); }) { thread_.detach(); }
   void loop() {
     on_helper = true;
     for (;;) {
@@ -80,6 +82,7 @@ class Helper {
   const std::function<void()>* task_ = nullptr;
   bool done_ = false;
   std::exception_ptr error_;
+  const pid_t pid_;
   std::thread thread_;
 };
 

@@ -4,6 +4,8 @@
 #include "core/split_work.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -72,6 +74,22 @@ TEST(SplitWork, NestedAndOverlappingCallsRunWhole) {
     });
   for (auto& c : callers) c.join();
   EXPECT_EQ(items.load(), 4u * 50u * 40u);
+}
+
+// A child forked after the helper started has no helper thread: it runs the
+// work whole instead of waiting for one.
+TEST(SplitWork, AForkedChildRunsTheWorkItself) {
+  split_work(100, 8, [](size_t, size_t) {});  // the helper is running
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    size_t items = 0;
+    split_work(100, 8, [&](size_t begin, size_t end) { items += end - begin; });
+    _exit(items == 100 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 }  // namespace
