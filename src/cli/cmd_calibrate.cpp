@@ -240,14 +240,14 @@ void setup_calibrate(CLI::App& app) {
                 "counted over every --dev-pairs pair (not only the capped sample) and the --dev-triples");
   cmd->add_flag("--transposition-cap", a->transposition_cap,
                 "Cap P of a pair whose texts are the same but for two words that trade places (\"flights from "
-                "Boston to Denver\" / \"flights from Denver to Boston\"; two stop words, and a coordination read "
-                "the other way round such as \"Python or Java\", aside) at the share of same-meaning pairs among "
+                "Boston to Denver\" / \"flights from Denver to Boston\"; two neighbours, two stop words, and a "
+                "coordination read the other way round such as \"Python or Java\", aside) at the share of same-meaning pairs among "
                 "such dev pairs, (same + 1) / (pairs + 2), counted over every --dev-pairs pair (not only the capped "
                 "sample) and the --dev-triples");
   cmd->add_flag("--keep-calibration", a->keep_calibration,
                 "Keep the file's calibration as it is and fit only --flip-cap, --surface-floor, --name-cap and "
-                "--transposition-cap on top, so no other score moves (--pooled-term, --threshold-rule, --gate and --gate-band are then "
-                "unused)");
+                "--transposition-cap on top, so no other score moves (--pooled-term, --threshold-rule, --gate and "
+                "--gate-band are then unused)");
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each --dev-pairs source (0: all); with --seed S, the sample "
                   "train-verifier's --max-dev-pairs-per-source draws with --sample-seed S. The --dev-triples are "

@@ -18,17 +18,20 @@ namespace {
 thread_local bool on_helper = false;  // this thread is the helper
 thread_local bool holding = false;    // this thread's call holds the helper
 
-// One helper thread, started on first use and detached at exit: it waits for
-// one part at a time.
+// One helper thread, started on first use and detached (the process never
+// joins it): it runs one part at a time.
 class Helper {
  public:
   static Helper& instance() {
     static Helper* helper = new Helper;  // never destroyed: the thread may outlive static destructors
     return *helper;
   }
-  // Runs part on the helper and fn here; false (nothing run) when the helper is taken.
+  // Runs `part` on the helper and `here` on this thread; false (nothing run)
+  // when the helper is taken, when this thread's own call holds it (a part
+  // that splits again: std::mutex is not recursive), or in a forked child,
+  // which has no helper thread.
   bool run_beside(const std::function<void()>& part, const std::function<void()>& here) {
-    if (holding || ::getpid() != pid_) return false;  // a forked child has no helper thread  // a part that splits again: std::mutex is not recursive
+    if (holding || ::getpid() != pid_) return false;
     std::unique_lock<std::mutex> taken(busy_, std::try_to_lock);
     if (!taken.owns_lock()) return false;
     holding = true;

@@ -7,7 +7,7 @@
 // the helper itself, for too few items, or with VERITY_STAGE2_THREADS=1.
 // Torch's at::parallel_for cannot do this here: verity is built without
 // OpenMP, and a build with it slowed the encoder's many small regions
-// (docs/RESULTS.md). May use: nothing beyond the standard library.
+// (docs/RESULTS.md). May use: core/error.hpp, the standard library and POSIX.
 #include <cstddef>
 #include <functional>
 
