@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """Selects, from labelled pair files, the pairs whose two texts are the same
 but for two words that trade places: "flights from Boston to Denver" /
-"flights from Denver to Boston", "Are cats afraid of tigers?" / "Are tigers
-afraid of cats?". Words are read by subset_files.surface_words (case folded).
+"flights from Denver to Boston", "Are foxes afraid of badgers?" / "Are badgers
+afraid of foxes?". Words are read by subset_files.surface_words (case folded).
 Left out, as by text::transposed_words: two stop words, and a coordination
 read the other way round (the last word before the second of the two,
 articles, possessives and a preposition that also leads the first aside, is
 "and", "or", "nor", "&", "vs", "versus" or "plus"). Two neighbours that
-trade places ("money fast online" / "money online fast") are kept apart. The
+trade places ("chess fast online" / "chess online fast") are kept apart. The
 subset is chosen from the texts alone, never from scores; score it with
 pairs-eval.
 

@@ -112,30 +112,22 @@ void run_calibrate(CalibrateArgs& a) {
   if (whole_files)
     for (const auto& g : groups)
       if (g.name == "nearmiss") whole.push_back(g);
-  if (a.surface_floor) options.surface_groups = whole;
-  if (a.name_cap) options.name_groups = whole;
-  if (a.transposition_cap) options.transposition_groups = std::move(whole);
+  options.fit_surface_floor = a.surface_floor, options.fit_name_cap = a.name_cap;
+  options.fit_transposition_cap = a.transposition_cap, options.rule_groups = std::move(whole);
   auto report = train::recalibrate(*verifier, *encoder, groups, options);
-  nlohmann::json flips = nullptr, surface = nullptr;
-  const auto cap_json = [](const train::PairRuleCapFit& fit) {
-    nlohmann::json out = {{"pairs", fit.pairs}, {"same", fit.same}, {"cap", fit.cap}};
-    for (const auto& [name, counts] : fit.by_group)
+  // A rule's counts, per group and in all, and what they give (`key`: the cap or the floor); null when not fitted.
+  const auto rule_json = [](const auto& fit, const char* key, auto share) {
+    if (!fit) return nlohmann::json(nullptr);
+    nlohmann::json out = {{"pairs", fit->pairs}, {"same", fit->same}, {key, share(*fit)}};
+    for (const auto& [name, counts] : fit->by_group)
       out["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
     return out;
   };
-  const nlohmann::json names = report.names ? cap_json(*report.names) : nlohmann::json(nullptr);
-  const nlohmann::json transpositions =
-      report.transpositions ? cap_json(*report.transpositions) : nlohmann::json(nullptr);
-  if (report.flips) {
-    flips = {{"pairs", report.flips->pairs}, {"same", report.flips->same}, {"cap", report.flips->cap}};
-    for (const auto& [name, counts] : report.flips->by_group)
-      flips["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
-  }
-  if (report.surface) {
-    surface = {{"pairs", report.surface->pairs}, {"same", report.surface->same}, {"floor", report.surface->floor}};
-    for (const auto& [name, counts] : report.surface->by_group)
-      surface["by_group"][name] = {{"pairs", counts.first}, {"same", counts.second}};
-  }
+  const auto cap = [](const train::PairRuleCapFit& fit) { return fit.cap; };
+  const nlohmann::json flips = rule_json(report.flips, "cap", cap), names = rule_json(report.names, "cap", cap),
+                       transpositions = rule_json(report.transpositions, "cap", cap),
+                       surface = rule_json(report.surface, "floor",
+                                           [](const train::SurfaceFloorFit& fit) { return fit.floor; });
 
   // The file keeps how its network was trained and adds how it was recalibrated.
   nlohmann::json trained;

@@ -219,10 +219,14 @@ std::string Analyzer::spec() const {
              ",possessive=", int(o.possessive), ",min=", o.min_length);
 }
 
-bool Analyzer::is_stopword(std::string_view token) const {
-  if (options_.stop == StopWords::kNone || token.size() > 5) return false;
+bool is_english_stopword(std::string_view word) {
+  if (word.size() > 5) return false;  // none is longer ("their", "there", "these")
   const auto& words = english_stopwords();
-  return std::binary_search(words.begin(), words.end(), token);
+  return std::binary_search(words.begin(), words.end(), word);
+}
+
+bool Analyzer::is_stopword(std::string_view token) const {
+  return options_.stop != StopWords::kNone && is_english_stopword(token);
 }
 
 std::vector<std::string> Analyzer::analyze(std::string_view text) const {

@@ -60,5 +60,7 @@ class Analyzer {
 // The 33 words of Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
 // (Elasticsearch "_english_"), sorted.
 const std::vector<std::string_view>& english_stopwords();
+// Whether a (normalized, lower-case) word is one of them.
+bool is_english_stopword(std::string_view word);
 
 }  // namespace verity::text

@@ -163,11 +163,6 @@ constexpr size_t kSwapPieces = 12;
 // between them.
 constexpr size_t kTransposePieces = 64;
 
-bool is_english_stopword(std::string_view word) {
-  const auto& words = english_stopwords();
-  return std::binary_search(words.begin(), words.end(), word);
-}
-
 // A coordination read the other way round holds a coordinator just before its
 // second conjunct, an article or possessive aside, and a preposition that
 // also leads the first ("by value or by reference").

@@ -51,11 +51,11 @@ struct NameSwap {
 std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b);
 
 // Two texts the same but for two words that trade places: "flights from
-// Boston to Denver" / "flights from Denver to Boston", "Are cats afraid of
-// tigers?" / "Are tigers afraid of cats?". Words are those of surface_text
+// Boston to Denver" / "flights from Denver to Boston", "Are foxes afraid of
+// badgers?" / "Are badgers afraid of foxes?". Words are those of surface_text
 // (case, spacing and sentence punctuation do not count). Not a transposition:
-// two neighbours trading places (a modifier's or a name's order: "earn money
-// fast online" / "earn money online fast", "Armen Dzhigarkhanyan"), two stop
+// two neighbours trading places (a modifier's or a name's order: "learn chess
+// fast online" / "learn chess online fast", "Armen Dzhigarkhanyan"), two stop
 // words (text::english_stopwords), nor a coordination read the other way
 // round, where the last word before the second one, articles, possessives
 // and a preposition that also leads the first aside, is a coordinator

@@ -503,18 +503,29 @@ size_t spell_lexicon(verify::AlignmentVerifier& verifier, const encode::Encoder&
   return count;
 }
 
-namespace {
-// Counts, per group, the pairs whose pieces `holds` (a, b), and how many of them are same-meaning.
-template <class Holds>
-std::pair<size_t, size_t> count_pairs(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups,
-                                      const char* what, std::map<std::string, std::pair<size_t, size_t>>& by_group,
-                                      Holds holds) {
+PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups, bool surface,
+                            bool names, bool transpositions) {
+  PairRuleFits fits;
+  if (surface) fits.surface.emplace();
+  if (names) fits.names.emplace();
+  if (transpositions) fits.transpositions.emplace();
+  const auto spellings = text::registered_surface_spellings();  // the encoder's tokenizer registered its own
+  const auto folds = text::registered_case_folds();
+  // Adds a pair to its group's count and the total where the rule picks it.
+  const auto count = [](auto& fit, const std::string& group, bool picked, int label) {
+    if (!picked) return;
+    auto& [pairs, same] = fit.by_group[group];
+    ++pairs, ++fit.pairs;
+    if (label == 1) ++same, ++fit.same;
+  };
   constexpr size_t kChunk = 4096;  // pairs per batch: progress and interrupts between them
-  size_t total = 0, all_pairs = 0, all_same = 0;
+  size_t total = 0;
   for (const auto& g : groups) total += g.pairs.size();
-  Progress progress(what, total);
+  Progress progress("pair rules", total);
   for (const auto& g : groups) {
-    auto& [pairs, same] = by_group[g.name];
+    if (fits.surface) fits.surface->by_group[g.name];  // every group listed, with or without pairs
+    if (fits.names) fits.names->by_group[g.name];
+    if (fits.transpositions) fits.transpositions->by_group[g.name];
     for (size_t begin = 0; begin < g.pairs.size(); begin += kChunk) {
       check_interrupt();
       const size_t end = std::min(g.pairs.size(), begin + kChunk);
@@ -524,47 +535,21 @@ std::pair<size_t, size_t> count_pairs(const encode::Encoder& encoder, const std:
       for (size_t i = begin; i < end; ++i) {
         const auto a = verify::token_identities(pieces[2 * (i - begin)]);
         const auto b = verify::token_identities(pieces[2 * (i - begin) + 1]);
-        if (holds(a, b)) ++pairs, same += g.pairs[i].label == 1;
+        const int label = g.pairs[i].label;
+        if (fits.surface) count(*fits.surface, g.name, spellings->same_surface(a, b), label);
+        if (fits.names) count(*fits.names, g.name, spellings->swapped_name(a, b, folds.get()).has_value(), label);
+        if (fits.transpositions)
+          count(*fits.transpositions, g.name, spellings->transposed(a, b, folds.get()).has_value(), label);
       }
       progress.add(end - begin);
     }
-    all_pairs += pairs, all_same += same;
   }
   progress.finish();
-  return {all_pairs, all_same};
-}
-}  // namespace
-
-SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups) {
-  SurfaceFloorFit fit;
-  const auto spellings = text::registered_surface_spellings();  // the encoder's tokenizer registered its own
-  std::tie(fit.pairs, fit.same) =
-      count_pairs(encoder, groups, "surface matches", fit.by_group,
-                  [&](const auto& a, const auto& b) { return spellings->same_surface(a, b); });
-  fit.floor = double(fit.same + 1) / double(fit.pairs + 2);
-  return fit;
-}
-
-NameCapFit fit_name_cap(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups) {
-  NameCapFit fit;
-  const auto spellings = text::registered_surface_spellings();
-  const auto folds = text::registered_case_folds();
-  std::tie(fit.pairs, fit.same) = count_pairs(encoder, groups, "name swaps", fit.by_group, [&](const auto& a, const auto& b) {
-    return spellings->swapped_name(a, b, folds.get()).has_value();
-  });
-  fit.cap = double(fit.same + 1) / double(fit.pairs + 2);
-  return fit;
-}
-
-TranspositionCapFit fit_transposition_cap(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups) {
-  TranspositionCapFit fit;
-  const auto spellings = text::registered_surface_spellings();
-  const auto folds = text::registered_case_folds();
-  std::tie(fit.pairs, fit.same) =
-      count_pairs(encoder, groups, "transpositions", fit.by_group,
-                  [&](const auto& a, const auto& b) { return spellings->transposed(a, b, folds.get()).has_value(); });
-  fit.cap = double(fit.same + 1) / double(fit.pairs + 2);
-  return fit;
+  const auto share = [](const auto& fit) { return double(fit.same + 1) / double(fit.pairs + 2); };
+  if (fits.surface) fits.surface->floor = share(*fits.surface);
+  if (fits.names) fits.names->cap = share(*fits.names);
+  if (fits.transpositions) fits.transpositions->cap = share(*fits.transpositions);
+  return fits;
 }
 
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
@@ -576,8 +561,8 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
   report.previous = verifier.calibration();
   VERITY_CHECK(!o.keep_calibration || report.previous.has_value(), ConfigError,
                "recalibrate: the file has no calibration to keep");
-  VERITY_CHECK(!o.keep_calibration || o.fit_flip_cap || !o.surface_groups.empty() || !o.name_groups.empty() ||
-                   !o.transposition_groups.empty(),
+  VERITY_CHECK(!o.keep_calibration || o.fit_flip_cap || o.fit_surface_floor || o.fit_name_cap ||
+                   o.fit_transposition_cap,
                ConfigError,
                "recalibrate: keeping the file's calibration fits only a flip cap, a surface floor, a name cap or a "
                "transposition cap, and none was asked for");
@@ -596,20 +581,22 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     }
   }
   // Fitted before any pair is scored: a floor with no surface match to stand on fails fast.
-  if (!o.surface_groups.empty()) {
-    report.surface = fit_surface_floor(encoder, o.surface_groups);
+  if (o.fit_surface_floor || o.fit_name_cap || o.fit_transposition_cap) {
+    auto fits = fit_pair_rules(encoder, o.rule_groups, o.fit_surface_floor, o.fit_name_cap, o.fit_transposition_cap);
+    report.surface = std::move(fits.surface), report.names = std::move(fits.names);
+    report.transpositions = std::move(fits.transpositions);
+  }
+  if (report.surface) {
     VERITY_CHECK(report.surface->pairs > 0, ConfigError,
                  "recalibrate: no dev pair is the same text on the surface (case, spacing, punctuation aside), so a "
                  "surface floor cannot be fitted");
   }
-  if (!o.name_groups.empty()) {
-    report.names = fit_name_cap(encoder, o.name_groups);
+  if (report.names) {
     VERITY_CHECK(report.names->pairs > 0, ConfigError,
                  "recalibrate: no dev pair differs by a swapped name (one capitalized word inside the text), so a "
                  "name cap cannot be fitted");
   }
-  if (!o.transposition_groups.empty()) {
-    report.transpositions = fit_transposition_cap(encoder, o.transposition_groups);
+  if (report.transpositions) {
     VERITY_CHECK(report.transpositions->pairs > 0, ConfigError,
                  "recalibrate: no dev pair is the same text with two words trading places, so a transposition cap "
                  "cannot be fitted");

@@ -213,13 +213,19 @@ struct LabelledGroup {
   std::vector<data::LabelledPair> pairs;
 };
 
-// The cap on P of minimal flips (verify::Calibration::flip_cap): among the dev
-// pairs that differ only by a polarity flip, (same + 1) / (pairs + 2).
-struct FlipCapFit {
+// A cap on P of the dev pairs a rule picks: (same + 1) / (pairs + 2) of them.
+// The flip cap (verify::Calibration::flip_cap: the pairs differ only by a
+// polarity flip), the name cap (name_cap: the texts differ by a swapped name,
+// text::SurfaceSpellings::swapped_name) and the transposition cap
+// (transposition_cap: two words trade places, text::SurfaceSpellings::transposed).
+struct PairRuleCapFit {
   size_t pairs = 0, same = 0;
   std::map<std::string, std::pair<size_t, size_t>> by_group;  // group -> (pairs, same)
   double cap = 1;
 };
+using FlipCapFit = PairRuleCapFit;
+using NameCapFit = PairRuleCapFit;
+using TranspositionCapFit = PairRuleCapFit;
 
 // The floor under P of surface matches (verify::Calibration::surface_floor):
 // among the dev pairs whose texts are the same on the surface
@@ -231,25 +237,19 @@ struct SurfaceFloorFit {
   double floor = 0;
 };
 
-// A cap on P of the dev pairs a rule picks from their pieces: (same + 1) /
-// (pairs + 2) of them. The name cap (verify::Calibration::name_cap: the texts
-// differ by a swapped name, text::SurfaceSpellings::swapped_name) and the
-// transposition cap (transposition_cap: two words trade places,
-// text::SurfaceSpellings::transposed).
-struct PairRuleCapFit {
-  size_t pairs = 0, same = 0;
-  std::map<std::string, std::pair<size_t, size_t>> by_group;  // group -> (pairs, same)
-  double cap = 1;
+// What the rules read from a pair's pieces give, where asked for.
+struct PairRuleFits {
+  std::optional<SurfaceFloorFit> surface;
+  std::optional<NameCapFit> names;
+  std::optional<TranspositionCapFit> transpositions;
 };
-using NameCapFit = PairRuleCapFit;
-using TranspositionCapFit = PairRuleCapFit;
 
 struct RecalibrationReport {
   CalibrationFit fit;                               // the new calibration, on these groups
   std::optional<FlipCapFit> flips;                  // with fit_flip_cap
-  std::optional<SurfaceFloorFit> surface;           // with surface_groups
-  std::optional<NameCapFit> names;                  // with name_groups
-  std::optional<TranspositionCapFit> transpositions;  // with transposition_groups
+  std::optional<SurfaceFloorFit> surface;           // with fit_surface_floor
+  std::optional<NameCapFit> names;                  // with fit_name_cap
+  std::optional<TranspositionCapFit> transpositions;  // with fit_transposition_cap
   std::optional<verify::Calibration> previous;      // the file's own, if it had one
   std::map<std::string, SourceMetrics> dev, previous_dev;  // per group, at each calibration's threshold
   size_t pairs = 0;
@@ -275,16 +275,12 @@ struct RecalibrateOptions {
   bool keep_calibration = false;
   // Cap minimal flips (FlipCapFit; ConfigError when no dev pair is one).
   bool fit_flip_cap = false;
-  // Fit the surface floor (SurfaceFloorFit) on these pairs, read whole (the
-  // groups' samples hold few surface matches); empty = no floor. ConfigError
-  // when none of them is a surface match.
-  std::vector<LabelledGroup> surface_groups;
-  // Fit the name cap (NameCapFit) on these pairs, read whole; empty = no cap.
-  // ConfigError when none of them is a name swap.
-  std::vector<LabelledGroup> name_groups;
-  // Fit the transposition cap (TranspositionCapFit) on these pairs, read
-  // whole; empty = no cap. ConfigError when none of them is a transposition.
-  std::vector<LabelledGroup> transposition_groups;
+  // Fit the surface floor (SurfaceFloorFit), the name cap (NameCapFit) and
+  // the transposition cap (TranspositionCapFit) on rule_groups, read whole
+  // (the groups' samples hold few such pairs). ConfigError when none of them
+  // is a pair the rule picks.
+  bool fit_surface_floor = false, fit_name_cap = false, fit_transposition_cap = false;
+  std::vector<LabelledGroup> rule_groups;
 };
 
 // Refits a trained F5's calibration on labelled groups (fit_calibration) from
@@ -297,20 +293,13 @@ struct RecalibrateOptions {
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, const RecalibrateOptions& options);
 
-// The dev pairs among `groups` whose texts are the same on the surface, per
-// group, and the floor they give; the pieces come from the encoder's
-// tokenizer (Encoder::pieces), read through the registered spellings.
-SurfaceFloorFit fit_surface_floor(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups);
-
-// The dev pairs among `groups` whose texts differ by a swapped name, per
-// group, and the cap they give; pieces as for fit_surface_floor, folded
-// through the registered case folds.
-NameCapFit fit_name_cap(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups);
-
-// The dev pairs among `groups` whose texts are the same but for two words
-// that trade places, per group, and the cap they give; pieces as for
-// fit_name_cap.
-TranspositionCapFit fit_transposition_cap(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups);
+// The dev pairs among `groups` that each rule asked for picks, per group, and
+// what they give: texts the same on the surface (the floor), differing by a
+// swapped name, or by two words that trade places (the caps). One pass over
+// the pieces of the encoder's tokenizer (Encoder::pieces), read through the
+// registered spellings and case folds.
+PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups, bool surface,
+                            bool names, bool transpositions);
 
 // Spells every antonym form and number word of the verifier's lexicon,
 // lower-case and capitalized, with the encoder's tokenizer (Encoder::pieces)

@@ -96,7 +96,7 @@ TEST(CalibrateCli, TranspositionCapOnAKeptCalibration) {
                   R"({"a": "Are cats afraid of dogs?", "b": "are dogs afraid of cats", "label": 0})" "\n"
                   R"({"a": "How far is Paris from Rome?", "b": "How far is Rome from Paris?", "label": 1})" "\n"
                   R"({"a": "Should I learn Python or Java first?", "b": "Should I learn Java or Python first?", "label": 1})" "\n"
-                  R"({"a": "How can I earn money fast online?", "b": "How can I earn money online fast?", "label": 1})" "\n"
+                  R"({"a": "How can I learn chess fast online?", "b": "How can I learn chess online fast?", "label": 1})" "\n"
                   R"({"a": "How do I reset my password?", "b": "How can I reset my password?", "label": 1})" "\n");
 }
 

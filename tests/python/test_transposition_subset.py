@@ -18,9 +18,9 @@ def test_chooses_two_words_trading_places(tmp_path):
     pairs.parent.mkdir()
     rows = [
         {"a": "flights from Boston to Denver", "b": "Flights from DENVER to Boston?", "label": 0},
-        {"a": "Are cats afraid of tigers?", "b": "Are tigers afraid of cats?", "label": 0},
+        {"a": "Are foxes afraid of badgers?", "b": "Are badgers afraid of foxes?", "label": 0},
         {"a": "How far is Lisbon from Madrid?", "b": "How far is Madrid from Lisbon?", "label": 1},
-        {"a": "How can I earn money fast online?", "b": "How can I earn money online fast?", "label": 1},  # neighbours
+        {"a": "How can I learn chess fast online?", "b": "How can I learn chess online fast?", "label": 1},  # neighbours
         {"a": "Python or Java first?", "b": "Java or Python first?", "label": 1},                # a coordination
         {"a": "between a virus and a bacterium", "b": "between a bacterium and a virus", "label": 1},  # articles aside
         {"a": "by value or by reference", "b": "by reference or by value", "label": 1},      # a preposition aside

@@ -213,7 +213,7 @@ TEST(TransposedWords, TwoWordsTradePlaces) {
   ASSERT_TRUE(route.has_value());
   EXPECT_EQ(route->first, "boston");
   EXPECT_EQ(route->second, "denver");
-  EXPECT_TRUE(transposed_words("Are cats afraid of tigers?", "Are tigers afraid of cats?"));
+  EXPECT_TRUE(transposed_words("Are foxes afraid of badgers?", "Are badgers afraid of foxes?"));
   EXPECT_TRUE(transposed_words("the dog bit the man", "the man bit the dog"));  // articles between: no coordination
   EXPECT_TRUE(transposed_words("Is Paris bigger than London?", "Is London bigger than Paris?"));
   EXPECT_TRUE(transposed_words("Wine is cheap in Spain and dear in Italy.",  // a coordinator, not just before
@@ -231,7 +231,7 @@ TEST(TransposedWords, NoTranspositionWhereTheOrderSaysNothing) {
   EXPECT_FALSE(transposed_words("Pass it by value or by reference?", "Pass it by reference or by value?"));
   EXPECT_TRUE(transposed_words("It was announced in May and was published in June.",  // "was" is no preposition
                                "It was published in May and was announced in June."));
-  EXPECT_FALSE(transposed_words("How can I earn money fast online?", "How can I earn money online fast?"));  // neighbours
+  EXPECT_FALSE(transposed_words("How can I learn chess fast online?", "How can I learn chess online fast?"));  // neighbours
   EXPECT_FALSE(transposed_words("so it is in the box", "so in is it the box"));  // two stop words
   EXPECT_FALSE(transposed_words("flights from Boston to Denver", "flights from Denver to Chicago"));
   EXPECT_FALSE(transposed_words("flights from Boston to Denver", "flights from Boston to Denver"));
