@@ -83,6 +83,8 @@ json file_json(const eval::FileReport& f) {
           {"fnv1a64", hex64(f.content_hash)},
           {"protocol", f.protocol},
           {"pairs", f.pairs},
+          {"set_aside", f.set_aside},
+          {"set_aside_lines", f.set_aside_lines},
           {"same", f.same},
           {"not_same", f.not_same},
           {"distinct_puts", f.distinct_puts},

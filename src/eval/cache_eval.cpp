@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
+#include "text/utf8.hpp"
 #include "verify/verifier.hpp"
 
 namespace verity::eval {
@@ -26,6 +27,7 @@ using Clock = std::chrono::steady_clock;
 constexpr float kExactScore = std::numeric_limits<float>::infinity();
 constexpr size_t kLookupChunk = 256;  // pairs protocol: pairs per put commit and clear
 constexpr size_t kPutGroupsPerCall = 32;  // stream protocol: commit groups per put_batch call
+constexpr size_t kSetAsideLinesLogged = 10;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -174,12 +176,31 @@ std::vector<AtPrecision> at_precision(const std::vector<SweepPoint>& curve, cons
   return out;
 }
 
-FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>& pairs,
+FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>& given,
                           const CacheEvalOptions& o) {
   VERITY_CHECK(o.protocol == "pairs" || o.protocol == "stream", ConfigError, "unknown protocol '", o.protocol,
                "' (valid: pairs, stream)");
   VERITY_CHECK(!o.scorers.empty(), ConfigError, "cache-eval: no scorers");
-  VERITY_CHECK(!pairs.empty(), ConfigError, path, ": no pairs");
+  VERITY_CHECK(!given.empty(), ConfigError, path, ": no pairs");
+  // A prompt of punctuation alone ("?" in QQP) is no prompt a cache takes;
+  // such a pair is set aside and counted rather than ending the run.
+  std::vector<data::Pair> pairs;
+  std::vector<size_t> set_aside_lines;
+  pairs.reserve(given.size());
+  for (const auto& p : given)
+    if (text::holds_content(p.a) && text::holds_content(p.b))
+      pairs.push_back(p);
+    else
+      set_aside_lines.push_back(p.line);
+  VERITY_CHECK(!pairs.empty(), ConfigError, path, ": no pair whose two texts hold a letter, number or symbol");
+  if (!set_aside_lines.empty()) {
+    std::string lines;
+    for (size_t k = 0; k < std::min<size_t>(set_aside_lines.size(), kSetAsideLinesLogged); ++k)
+      lines += cat(k ? ", " : "", set_aside_lines[k]);
+    if (set_aside_lines.size() > kSetAsideLinesLogged) lines += ", ...";
+    log("cache-eval: ", path, ": ", set_aside_lines.size(),
+        " pairs set aside, a text holding no letter, number or symbol (lines ", lines, ")");
+  }
   auto scorers = make_scorers(o.scorers);
   ScratchDb db(o.work_dir);
   cache::Cache cache(db.path(), o.cache);
@@ -188,6 +209,8 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
   report.path = path;
   report.protocol = o.protocol;
   report.pairs = pairs.size();
+  report.set_aside = set_aside_lines.size();
+  report.set_aside_lines = std::move(set_aside_lines);
   for (const auto& p : pairs) (p.same ? report.same : report.not_same)++;
 
   std::vector<std::vector<Outcome>> outcomes(scorers.size(), std::vector<Outcome>(pairs.size()));

@@ -74,6 +74,10 @@ struct FileReport {
   std::string path, protocol;
   uint64_t content_hash = 0;
   size_t pairs = 0, same = 0, not_same = 0, exact_hits = 0, distinct_puts = 0;
+  // Pairs left out because a text holds no letter, number or symbol, and
+  // their lines in the file (pairs made from triples: the triple's line).
+  size_t set_aside = 0;
+  std::vector<size_t> set_aside_lines;
   std::vector<ScorerReport> scorers;
   // Speed of the cache itself: puts (encoding, commit, index insert) and
   // lookup() of the cache's verifier, one at a time.

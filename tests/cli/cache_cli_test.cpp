@@ -67,6 +67,8 @@ TEST_F(CacheCli, CacheEvalReportsEveryScorerAndWritesThePlot) {
   ASSERT_EQ(j["files"].size(), 2u);
   EXPECT_EQ(j["files"][0]["pairs"], 8);
   EXPECT_EQ(j["files"][1]["pairs"], 5);
+  EXPECT_EQ(j["files"][0]["set_aside"], 0);
+  EXPECT_TRUE(j["files"][0]["set_aside_lines"].is_array());
   for (const auto& f : j["files"]) {
     ASSERT_EQ(f["scorers"].size(), 2u);
     EXPECT_EQ(f["scorers"][0]["name"], "cosine");

@@ -54,6 +54,39 @@ TEST_F(CacheEvalRun, BothProtocolsJudgeEveryScorerOnTheSameLookups) {
   }
 }
 
+// A pair whose prompt is punctuation alone is set aside, counted with its
+// line, and the rest are judged as without it.
+TEST_F(CacheEvalRun, PairsWithoutContentAreSetAsideNotFatal) {
+  auto file = data::read_pairs(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/cache/pairs.jsonl");
+  eval::CacheEvalOptions o;
+  o.cache = options();
+  o.scorers = {"cosine", "f1"};
+  o.work_dir = dir_.string();
+  auto with_empty = file.pairs;
+  data::Pair question_mark{"q", "?", "What does a lone question mark mean?", false, "", 41};
+  data::Pair ellipsis{"e", "Which city is the capital of France?", " ... ", true, "", 42};
+  with_empty.insert(with_empty.begin() + 2, question_mark);
+  with_empty.push_back(ellipsis);
+  for (const char* protocol : {"pairs", "stream"}) {
+    SCOPED_TRACE(protocol);
+    o.protocol = protocol;
+    auto clean = eval::evaluate_cache("pairs.jsonl", file.pairs, o);
+    auto r = eval::evaluate_cache("pairs.jsonl", with_empty, o);
+    EXPECT_EQ(r.pairs, 8u);
+    EXPECT_EQ(r.set_aside, 2u);
+    EXPECT_EQ(r.set_aside_lines, (std::vector<size_t>{41, 42}));
+    EXPECT_EQ(clean.set_aside, 0u);
+    EXPECT_EQ(r.same, clean.same);
+    ASSERT_EQ(r.scorers.size(), clean.scorers.size());
+    for (size_t s = 0; s < r.scorers.size(); ++s) {
+      ASSERT_EQ(r.scorers[s].curve.size(), clean.scorers[s].curve.size());
+      EXPECT_EQ(r.scorers[s].curve.back().hits, clean.scorers[s].curve.back().hits);
+      EXPECT_EQ(r.scorers[s].curve.back().correct, clean.scorers[s].curve.back().correct);
+    }
+  }
+  EXPECT_THROW(eval::evaluate_cache("empty.jsonl", {question_mark, ellipsis}, o), ConfigError);
+}
+
 TEST_F(CacheEvalRun, TimedAndParallelJudgingGiveTheSameCurves) {
   auto file = data::read_pairs(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/cache/pairs.jsonl");
   eval::CacheEvalOptions o;
