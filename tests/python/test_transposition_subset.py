@@ -32,7 +32,9 @@ def test_chooses_two_words_trading_places(tmp_path):
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, str(SCRIPT), str(out), str(pairs)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == {"transposition": 3, "transposition-same": 1, "transposition-neighbours": 1}
+    assert json.loads(r.stdout) == {"transposition": 3, "transposition-same": 1, "transposition-neighbours": 1,
+                                    "transposition-symmetric": 1}
+    assert [p["a"] for p in read(out / "transposition-symmetric.jsonl")] == [rows[2]["a"]]  # "How far"
     assert [p["a"] for p in read(out / "transposition.jsonl")] == [rows[i]["a"] for i in (0, 1, 2)]
     assert [p["a"] for p in read(out / "transposition-neighbours.jsonl")] == [rows[3]["a"]]
     assert {p["source"] for p in read(out / "transposition.jsonl")} == {"paws"}
