@@ -4,8 +4,9 @@ but for one capitalized word inside the text, swapped for another: "install
 Python on Windows" / "install Java on Windows", "weather in Canada" /
 "weather in Germany". Words are read by subset_files.surface_words (NFKC,
 apostrophes dropped, sentence punctuation read as a space) keeping their
-case, and compared ignoring case, but the swapped pair must both start with
-a capital letter and must not be the text's first word (a sentence's capital
+case, and compared ignoring case, but the swapped pair must both be written
+as names (a capital first, or a small letter first and a capital after it:
+"iPhone", "eBay") and must not be the text's first word (a sentence's capital
 says nothing). The subset is chosen from the texts alone, never from scores;
 score it with pairs-eval.
 
@@ -44,7 +45,12 @@ def swapped_names(a, b):
     if len(diff) != 1 or diff[0] == 0:
         return None
     x, y = wa[diff[0]], wb[diff[0]]
-    return (x, y) if x[0].isupper() and y[0].isupper() else None
+    return (x, y) if written_as_name(x) and written_as_name(y) else None
+
+
+def written_as_name(word):
+    """A capital first ("Python"), or a small letter first and a capital after it ("iPhone")."""
+    return word[0].isupper() or (word[0].islower() and any(c.isupper() for c in word[1:]))
 
 
 def near_spelling(x, y):

@@ -147,12 +147,21 @@ bool near_spelling(std::string_view x, std::string_view y) {
   return edit_distance(decode(x), decode(y)) <= 2;
 }
 
-bool starts_with_capital(std::string_view word) {
+// Written as a name: a capital first ("Python", "USA"), or a small letter
+// first and a capital after it ("iPhone", "eBay", "macOS"). A digit first
+// ("16GB") is a number's, which other features read.
+bool written_as_name(std::string_view word) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(word.data());
+  utf8proc_ssize_t left = utf8proc_ssize_t(word.size());
   utf8proc_int32_t cp = -1;
-  if (word.empty() ||
-      utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(word.data()), utf8proc_ssize_t(word.size()), &cp) <= 0)
-    return false;
-  return utf8proc_category(cp) == UTF8PROC_CATEGORY_LU;
+  auto n = utf8proc_iterate(p, left, &cp);
+  if (n <= 0) return false;
+  const auto first = utf8proc_category(cp);
+  if (first == UTF8PROC_CATEGORY_LU) return true;
+  if (first != UTF8PROC_CATEGORY_LL) return false;
+  for (p += n, left -= n; left > 0 && (n = utf8proc_iterate(p, left, &cp)) > 0; p += n, left -= n)
+    if (utf8proc_category(cp) == UTF8PROC_CATEGORY_LU) return true;
+  return false;
 }
 
 // The most pieces the differing run of either side may hold for
@@ -200,7 +209,7 @@ std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b) {
   }
   if (!differing || *differing == 0) return std::nullopt;
   const auto x = wa[*differing], y = wb[*differing];
-  if (!starts_with_capital(x) || !starts_with_capital(y) || near_spelling(folded_a, folded_b)) return std::nullopt;
+  if (!written_as_name(x) || !written_as_name(y) || near_spelling(folded_a, folded_b)) return std::nullopt;
   return NameSwap{std::string(x), std::string(y)};
 }
 

@@ -40,8 +40,9 @@ std::string cased_surface_text(std::string_view text);
 // another: "How do I install Python on Windows?" / "How do I install Java on
 // Windows?". Words are those of cased_surface_text, compared ignoring case
 // (so case, spacing and sentence punctuation elsewhere do not count); the two
-// swapped words both start with a capital letter and are not the text's
-// first word (a sentence's first capital says nothing). Swaps of a near
+// swapped words are both written as names, with a capital first letter or a
+// small one and a capital after it ("iPhone", "eBay"), and are not the
+// text's first word (a sentence's first capital says nothing). Swaps of a near
 // spelling are none: two words at most two edits apart ignoring case, or one
 // the start of the other ("Willi" / "Willy", "West" / "Western"), are mostly
 // the same name spelled twice.

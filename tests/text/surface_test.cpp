@@ -160,6 +160,12 @@ TEST(SwappedName, OneCapitalizedWordInsideSwappedForAnother) {
   ASSERT_TRUE(cased.has_value());
   EXPECT_EQ(cased->to, "GERMANY");
   EXPECT_TRUE(swapped_name("Do you tip your Glovo courier?", "Do you tip your \u00c9tienne courier?"));
+  // A small letter first and a capital after it is a name too.
+  const auto device = swapped_name("How do I reset my iPhone?", "How do I reset my iPad?");
+  ASSERT_TRUE(device.has_value());
+  EXPECT_EQ(device->from, "iPhone");
+  EXPECT_EQ(device->to, "iPad");
+  EXPECT_TRUE(swapped_name("Can I sell it on eBay?", "Can I sell it on Amazon?"));
 }
 
 TEST(SwappedName, NoSwapWhereTheDifferenceIsAnotherKind) {
@@ -167,6 +173,7 @@ TEST(SwappedName, NoSwapWhereTheDifferenceIsAnotherKind) {
   EXPECT_FALSE(swapped_name("The West Zhou state", "The Western Zhou state"));  // one the start of the other
   EXPECT_FALSE(swapped_name("Python is fun", "Java is fun"));                   // the first word
   EXPECT_FALSE(swapped_name("How do I install python?", "How do I install Java?"));  // one not capitalized
+  EXPECT_FALSE(swapped_name("Is 16GB of RAM enough?", "Is 8GB of RAM enough?"));      // a number's unit
   EXPECT_FALSE(swapped_name("Is Paris in France?", "Is Paris in Europe today?"));    // a word more
   EXPECT_FALSE(swapped_name("Is Paris near Lyon?", "Is Rome near Milan?"));         // two words
   EXPECT_FALSE(swapped_name("Is it Open?", "Is it open?"));                         // only case
