@@ -17,8 +17,10 @@ apart: they are mostly the same name.
 Usage: scripts/name_swap_subset.py OUT_DIR PAIRS.jsonl [PAIRS.jsonl ...]
 Writes OUT_DIR/name-swap.jsonl (every other swap, with its file as "source"
 when it has none), OUT_DIR/name-swap-same.jsonl (its same-meaning pairs
-alone) and OUT_DIR/name-swap-near.jsonl (the near spellings); prints the
-counts as one JSON object.
+alone), OUT_DIR/name-swap-near.jsonl (the near spellings) and
+OUT_DIR/name-swap-first-word.jsonl (pairs differing in their first word alone,
+both written with a capital after the first letter: no swap, counted apart);
+prints the counts as one JSON object.
 """
 import os
 import sys
@@ -36,16 +38,30 @@ def edits(x, y):
     return row[-1]
 
 
-def swapped_names(a, b):
-    """The two capitalized words swapped, or None when the pair is no such swap."""
+def swapped_word(a, b):
+    """(position, word of a, word of b) when the texts differ, ignoring case, in one word alone."""
     wa, wb = surface_words(a, fold_case=False), surface_words(b, fold_case=False)
     if len(wa) != len(wb):
         return None
     diff = [i for i in range(len(wa)) if wa[i].casefold() != wb[i].casefold()]
-    if len(diff) != 1 or diff[0] == 0:
+    return (diff[0], wa[diff[0]], wb[diff[0]]) if len(diff) == 1 else None
+
+
+def swapped_names(a, b):
+    """The two capitalized words swapped, or None when the pair is no such swap."""
+    found = swapped_word(a, b)
+    if found is None or found[0] == 0:
         return None
-    x, y = wa[diff[0]], wb[diff[0]]
+    _, x, y = found
     return (x, y) if written_as_name(x) and written_as_name(y) else None
+
+
+def first_word_names(a, b):
+    """True when the texts differ in their first word alone and both are written with a capital
+    after the first letter ("iPhone", "NASA"): not a swap, counted on its own."""
+    found = swapped_word(a, b)
+    inner = lambda w: w[0].isalpha() and any(c.isupper() for c in w[1:])  # noqa: E731
+    return found is not None and found[0] == 0 and inner(found[1]) and inner(found[2])
 
 
 def written_as_name(word):
@@ -59,13 +75,15 @@ def near_spelling(x, y):
 
 
 def main(out_dir, paths):
-    far, near = [], []
+    far, near, first = [], [], []
     for pair in labelled_pairs(paths):
         names = swapped_names(pair["a"], pair["b"])
         if names is not None:
             (near if near_spelling(*names) else far).append(pair)
+        elif first_word_names(pair["a"], pair["b"]):
+            first.append(pair)
     write_subsets(out_dir, {"name-swap": far, "name-swap-same": [p for p in far if p["label"] == 1],
-                            "name-swap-near": near})
+                            "name-swap-near": near, "name-swap-first-word": first})
 
 
 if __name__ == "__main__":

@@ -34,12 +34,15 @@ def test_chooses_one_capitalized_word_swapped(tmp_path):
         {"a": "Is it Open?", "b": "Is it open?", "label": 1},                             # only case differs
         {"a": "How do I reset my iPhone?", "b": "How do I reset my iPad?", "label": 0},   # names in small letters
         {"a": "Is 16GB of RAM enough?", "b": "Is 8GB of RAM enough?", "label": 0},       # a number's unit
+        {"a": "iPhone batteries wear out", "b": "iPad batteries wear out", "label": 0},   # the first word
     ]
     pairs.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "out"
     r = run(out, pairs)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == {"name-swap": 4, "name-swap-same": 1, "name-swap-near": 2}
+    assert json.loads(r.stdout) == {"name-swap": 4, "name-swap-same": 1, "name-swap-near": 2,
+                                    "name-swap-first-word": 1}
+    assert [p["a"] for p in read(out / "name-swap-first-word.jsonl")] == [rows[12]["a"]]
     assert [p["a"] for p in read(out / "name-swap.jsonl")] == [rows[i]["a"] for i in (0, 1, 2, 10)]
     assert [p["a"] for p in read(out / "name-swap-near.jsonl")] == [rows[i]["a"] for i in (3, 4)]
     assert {p["source"] for p in read(out / "name-swap.jsonl")} == {"qqp"}
