@@ -60,8 +60,11 @@ def first_word_names(a, b):
     """True when the texts differ in their first word alone and both are written with a capital
     after the first letter ("iPhone", "NASA"): not a swap, counted on its own."""
     found = swapped_word(a, b)
-    inner = lambda w: w[0].isalpha() and any(c.isupper() for c in w[1:])  # noqa: E731
-    return found is not None and found[0] == 0 and inner(found[1]) and inner(found[2])
+    return found is not None and found[0] == 0 and capital_inside(found[1]) and capital_inside(found[2])
+
+
+def capital_inside(word):
+    return word[0].isalpha() and any(c.isupper() for c in word[1:])
 
 
 def written_as_name(word):
