@@ -226,7 +226,8 @@ void setup_calibrate(CLI::App& app) {
                 "share of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2), counted over every "
                 "--dev-pairs pair (not only the capped sample) and the --dev-triples");
   cmd->add_flag("--name-cap", a->name_cap,
-                "Cap P of a pair whose texts are the same but for one capitalized word inside, swapped for another "
+                "Cap P of a pair whose texts are the same but for one word inside written as a name (a capital first, "
+                "or after a small first letter: \"iPhone\"), swapped for another "
                 "(\"install Python on Windows\" / \"install Java on Windows\"; near spellings such as \"Willi\" / "
                 "\"Willy\" aside) at the share of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2), "
                 "counted over every --dev-pairs pair (not only the capped sample) and the --dev-triples");

@@ -121,8 +121,8 @@ struct Calibration {
   // different tokens whose vectors USE-lite sets apart, so it refuses "What is
   // Machine Learning?" for "What is machine learning?".
   float surface_floor = 0;
-  // P of a pair whose texts are the same but for a capitalized word inside,
-  // swapped for another (text::swapped_name: "install Python on Windows" /
+  // P of a pair whose texts are the same but for a word inside written as a
+  // name, swapped for another (text::swapped_name: "install Python on Windows" /
   // "install Java on Windows", "weather in Canada" / "weather in Germany") is
   // at most this, the share of same-meaning pairs among such dev pairs (1: no
   // cap). Every other word matches, so the network and the pooled cosine
