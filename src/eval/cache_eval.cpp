@@ -183,15 +183,18 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
   VERITY_CHECK(!o.scorers.empty(), ConfigError, "cache-eval: no scorers");
   VERITY_CHECK(!given.empty(), ConfigError, path, ": no pairs");
   // A prompt of punctuation alone ("?" in QQP) is no prompt a cache takes;
-  // such a pair is set aside and counted rather than ending the run.
-  std::vector<data::Pair> pairs;
+  // such a pair is set aside and counted rather than ending the run. The
+  // pairs are copied only when some are set aside.
+  const auto usable = [](const data::Pair& p) { return text::holds_content(p.a) && text::holds_content(p.b); };
+  std::vector<data::Pair> kept;
   std::vector<size_t> set_aside_lines;
-  pairs.reserve(given.size());
-  for (const auto& p : given)
-    if (text::holds_content(p.a) && text::holds_content(p.b))
-      pairs.push_back(p);
-    else
-      set_aside_lines.push_back(p.line);
+  if (!std::all_of(given.begin(), given.end(), usable))
+    for (const auto& p : given)
+      if (usable(p))
+        kept.push_back(p);
+      else
+        set_aside_lines.push_back(p.line);
+  const std::vector<data::Pair>& pairs = set_aside_lines.empty() ? given : kept;
   VERITY_CHECK(!pairs.empty(), ConfigError, path, ": no pair whose two texts hold a letter, number or symbol");
   if (!set_aside_lines.empty()) {
     std::string lines;

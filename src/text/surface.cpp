@@ -151,17 +151,12 @@ bool near_spelling(std::string_view x, std::string_view y) {
 // first and a capital after it ("iPhone", "eBay", "macOS"). A digit first
 // ("16GB") is a number's, which other features read.
 bool written_as_name(std::string_view word) {
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(word.data());
-  utf8proc_ssize_t left = utf8proc_ssize_t(word.size());
-  utf8proc_int32_t cp = -1;
-  auto n = utf8proc_iterate(p, left, &cp);
-  if (n <= 0) return false;
-  const auto first = utf8proc_category(cp);
-  if (first == UTF8PROC_CATEGORY_LU) return true;
-  if (first != UTF8PROC_CATEGORY_LL) return false;
-  for (p += n, left -= n; left > 0 && (n = utf8proc_iterate(p, left, &cp)) > 0; p += n, left -= n)
-    if (utf8proc_category(cp) == UTF8PROC_CATEGORY_LU) return true;
-  return false;
+  const auto cps = decode(word);
+  const auto upper = [](char32_t c) { return utf8proc_category(utf8proc_int32_t(c)) == UTF8PROC_CATEGORY_LU; };
+  if (cps.empty()) return false;
+  if (upper(cps[0])) return true;
+  return utf8proc_category(utf8proc_int32_t(cps[0])) == UTF8PROC_CATEGORY_LL &&
+         std::any_of(cps.begin() + 1, cps.end(), upper);
 }
 
 // The most pieces the differing run of either side may hold for

@@ -22,14 +22,24 @@ TEST(CacheEval, AtPrecisionTakesTheLargestHitRatioThatReachesTheTarget) {
   EXPECT_FALSE(none[0].hit_ratio);
 }
 
-class CacheEvalRun : public verity_test::CacheFixture {};
+class CacheEvalRun : public verity_test::CacheFixture {
+ protected:
+  static data::PairFile fixture_pairs() {
+    return data::read_pairs(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/cache/pairs.jsonl");
+  }
+  // The fixture cache's options (its verifier is f1) with these scorers, in the test's directory.
+  eval::CacheEvalOptions eval_options(std::vector<std::string> scorers) {
+    eval::CacheEvalOptions o;
+    o.cache = options();
+    o.scorers = std::move(scorers);
+    o.work_dir = dir_.string();
+    return o;
+  }
+};
 
 TEST_F(CacheEvalRun, BothProtocolsJudgeEveryScorerOnTheSameLookups) {
-  auto file = data::read_pairs(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/cache/pairs.jsonl");
-  eval::CacheEvalOptions o;
-  o.cache = options();
-  o.scorers = {"cosine", "f1"};
-  o.work_dir = dir_.string();
+  auto file = fixture_pairs();
+  auto o = eval_options({"cosine", "f1"});
   for (const char* protocol : {"pairs", "stream"}) {
     SCOPED_TRACE(protocol);
     o.protocol = protocol;
@@ -57,11 +67,8 @@ TEST_F(CacheEvalRun, BothProtocolsJudgeEveryScorerOnTheSameLookups) {
 // A pair whose prompt is punctuation alone is set aside, counted with its
 // line, and the rest are judged as without it.
 TEST_F(CacheEvalRun, PairsWithoutContentAreSetAsideNotFatal) {
-  auto file = data::read_pairs(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/cache/pairs.jsonl");
-  eval::CacheEvalOptions o;
-  o.cache = options();
-  o.scorers = {"cosine", "f1"};
-  o.work_dir = dir_.string();
+  auto file = fixture_pairs();
+  auto o = eval_options({"cosine", "f1"});
   auto with_empty = file.pairs;
   data::Pair question_mark{"q", "?", "What does a lone question mark mean?", false, "", 41};
   data::Pair ellipsis{"e", "Which city is the capital of France?", " ... ", true, "", 42};
@@ -88,11 +95,8 @@ TEST_F(CacheEvalRun, PairsWithoutContentAreSetAsideNotFatal) {
 }
 
 TEST_F(CacheEvalRun, TimedAndParallelJudgingGiveTheSameCurves) {
-  auto file = data::read_pairs(std::string(VERITY_SOURCE_DIR) + "/tests/fixtures/cache/pairs.jsonl");
-  eval::CacheEvalOptions o;
-  o.cache = options();  // its verifier is f1: that scorer's choices come from lookup() when timed
-  o.scorers = {"cosine", "f1", "f0"};
-  o.work_dir = dir_.string();
+  auto file = fixture_pairs();
+  auto o = eval_options({"cosine", "f1", "f0"});  // f1's choices come from lookup() when timed
   o.protocol = "stream";
   auto all_timed = eval::evaluate_cache("pairs.jsonl", file.pairs, o);
   o.timed_lookups = 3;
