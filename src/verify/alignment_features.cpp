@@ -508,7 +508,8 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
     info[i].number = run.number != 0;
     info[i].number_identity = run.number;
     for (size_t k = 1; k < run.length; ++k)
-      info[i + k].word = Lexicon::kNoWord, info[i + k].number = false, info[i + k].number_identity = 0;
+      info[i + k].word = Lexicon::kNoWord, info[i + k].number = false, info[i + k].number_identity = 0,
+      info[i + k].spelled_rest = true;
     i += run.length - 1;
   }
   // "isn ' t": the clitic after an apostrophe negates; a lone "t" does not.
@@ -698,6 +699,13 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     s.idf_exact += w_idf * f[2];
     idf_sum += w_idf;
     s.worst_missing = std::max(s.worst_missing, double(w_idf) * (1.0 - best));
+  }
+  // The later pieces of a flipped antonym spelled in several ("able" of
+  // "\u2581dis able") are flipped with it.
+  for (size_t i = 0; i + 1 < n && known; ++i) {
+    if (out.flipped[i] != DirectionFeatures::kFlippedAntonym) continue;
+    for (size_t k = i + 1; k < n && x_info[k].spelled_rest; ++k)
+      if (out.tokens[k * kTokenFeatures + 2] == 0.0f) out.flipped[k] = DirectionFeatures::kFlippedSpelling;
   }
   // The stem and apostrophe of a contracted negator ("Don" and "'" of "Don ' t")
   // belong to it: a text that drops the negation drops them too.

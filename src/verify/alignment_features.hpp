@@ -257,6 +257,7 @@ class TokenTable {
     bool clitic = false;               // Lexicon::is_negating_clitic
     bool apostrophe = false;           // Lexicon::is_apostrophe
     bool spelling = false;             // Lexicon::starts_spelling
+    bool spelled_rest = false;         // a later piece of a spelled word (set by the features, not the table)
     // What a number is compared by: its token identity, or for a spelled
     // number word Lexicon::number_identity (set by the features, not the table).
     uint32_t number_identity = 0;
@@ -285,8 +286,10 @@ struct DirectionFeatures {
   // flipped against the other text: kFlippedAntonym, an antonym of one of its
   // tokens that has no exact match either; kFlippedNegator, the extra negator
   // (token feature 14 also fires on an antonym that both texts hold:
-  // "advantages and disadvantages"); else 0.
-  static constexpr uint8_t kFlippedAntonym = 1, kFlippedNegator = 2;
+  // "advantages and disadvantages"); kFlippedSpelling, a later piece of such an
+  // antonym when the tokenizer spells it in several ("able" of "\u2581dis
+  // able" facing "\u2581enable"), which goes with its first piece; else 0.
+  static constexpr uint8_t kFlippedAntonym = 1, kFlippedNegator = 2, kFlippedSpelling = 3;
   std::vector<uint8_t> flipped;
   // Per token (not a network input): kNegator for a negator, matched or not
   // (TokenTable::Info::negator, a clitic after its apostrophe included);
@@ -365,7 +368,8 @@ bool identity_signal(const AlignmentFeatures& features);
 // is matched exactly in the other, case aside (DirectionFeatures::matched;
 // token feature 2 where that is missing: "Open the port" / "Never open the
 // port" differ by "Never" alone), or flipped (DirectionFeatures::flipped: an
-// unmatched antonym facing its unmatched partner, or the extra negator), or
+// unmatched antonym facing its unmatched partner, the pieces of one spelled in
+// several included, or the extra negator), or
 // has a normalized idf under `common_idf` (stop words, punctuation); the
 // matched tokens keep their order (of their aligned positions, feature 5:
 // "A is below B" / "B is above A"

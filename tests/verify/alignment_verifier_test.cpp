@@ -1480,8 +1480,18 @@ TEST(Lexicon, SpelledFormsAreSeenAcrossTheirPieces) {
   EXPECT_FLOAT_EQ(token(seen.backward, 3, 14), 1.0f);  // on the spelling's first piece
   EXPECT_FLOAT_EQ(token(seen.backward, 4, 14), 0.0f);  // "able" is part of it, no word alone
   EXPECT_FLOAT_EQ(seen.pair[18], 0.5f);
+  // The texts differ by the opposite alone: "able" goes with "\u2581dis", a minimal flip.
+  EXPECT_EQ(seen.backward.flipped[3], DirectionFeatures::kFlippedAntonym);
+  EXPECT_EQ(seen.backward.flipped[4], DirectionFeatures::kFlippedSpelling);
+  EXPECT_EQ(seen.backward.flipped[5], 0);
+  EXPECT_TRUE(minimal_flip(seen));
   const auto unseen = alignment_features(map, PairContext{ia, ib, 0.9f}, small_idf(), plain);
   EXPECT_FLOAT_EQ(unseen.pair[18], 0.0f);
+  EXPECT_FALSE(minimal_flip(unseen));
+  // A piece after the spelling that the other text lacks is a change of its own.
+  auto map_more = SimilarityMap::compute(one_hot({0, 1, 2, 3, 5}, dim), one_hot({0, 1, 2, 4, 6, 7, 5}, dim), dim);
+  auto ib_more = piece_ids({"\u2581How", "\u2581do", "\u2581I", "\u2581dis", "able", "\u2581all", "\u2581it"});
+  EXPECT_FALSE(minimal_flip(alignment_features(map_more, PairContext{ia, ib_more, 0.9f}, small_idf(), spelled)));
 }
 
 // Thousands of spellings, many sharing their first two pieces: each is found
