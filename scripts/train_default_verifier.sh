@@ -8,10 +8,11 @@
 # spellings of the forms it splits (verity calibrate --pooled-term gated --gate file
 # --add-antonyms relations+directions --spell-lexicon, on the recipe's dev sample):
 # OUT_DIR/default.valn, with its summary in default.json. The installed
-# default adds four rules on top of that calibration: the flip cap (calibrate
-# --flip-cap) and, keeping the calibration, the surface floor, the name cap
-# and the transposition cap (calibrate --keep-calibration --surface-floor
-# --name-cap --transposition-cap); docs/RESULTS.md gives the commands. Each run's summary
+# default adds five rules on top of that calibration: the flip cap (calibrate
+# --flip-cap) and, keeping the calibration, the surface floor, the name cap,
+# the transposition cap and the number cap (calibrate --keep-calibration
+# --surface-floor --name-cap --transposition-cap --number-cap; the number cap
+# without --dev-triples); docs/RESULTS.md gives the commands. Each run's summary
 # JSON goes next to its weights; installing default.valn as
 # assets/verifiers/default.valn (with its record in default.json) is a
 # separate, deliberate step. A finished run is kept on a rerun. Flags after

@@ -24,7 +24,7 @@ struct CalibrateArgs {
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
               threshold_rule = "plateau", gate = "refit", add_antonyms = "none";
   bool spell_lexicon = false, flip_cap = false, surface_floor = false, name_cap = false, transposition_cap = false,
-       keep_calibration = false;
+       number_cap = false, keep_calibration = false;
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -73,8 +73,8 @@ void run_calibrate(CalibrateArgs& a) {
     dest.insert(dest.end(), f.pairs.begin(), f.pairs.end());
   }
   std::vector<train::LabelledGroup> groups, whole;
-  const bool whole_files = a.surface_floor || a.name_cap || a.transposition_cap;
-  if (whole_files)  // every dev pair, not the sample: surface matches, name swaps and transpositions are few
+  const bool whole_files = a.surface_floor || a.name_cap || a.transposition_cap || a.number_cap;
+  if (whole_files)  // every dev pair, not the sample: surface matches, swaps and changed numbers are few
     for (const auto& [name, pairs] : by_source) whole.push_back({name, pairs});
   nlohmann::json samples = nlohmann::json::object();
   for (auto& [name, pairs] : by_source) {  // the sample train-verifier --sample-seed S draws for its dev pairs
@@ -113,7 +113,8 @@ void run_calibrate(CalibrateArgs& a) {
     for (const auto& g : groups)
       if (g.name == "nearmiss") whole.push_back(g);
   options.fit_surface_floor = a.surface_floor, options.fit_name_cap = a.name_cap;
-  options.fit_transposition_cap = a.transposition_cap, options.rule_groups = std::move(whole);
+  options.fit_transposition_cap = a.transposition_cap, options.fit_number_cap = a.number_cap;
+  options.rule_groups = std::move(whole);
   auto report = train::recalibrate(*verifier, *encoder, groups, options);
   // A rule's counts, per group and in all, and what they give (`key`: the cap or the floor); null when not fitted.
   const auto rule_json = [](const auto& fit, const char* key, auto share) {
@@ -126,6 +127,7 @@ void run_calibrate(CalibrateArgs& a) {
   const auto cap = [](const train::PairRuleCapFit& fit) { return fit.cap; };
   const nlohmann::json flips = rule_json(report.flips, "cap", cap), names = rule_json(report.names, "cap", cap),
                        transpositions = rule_json(report.transpositions, "cap", cap),
+                       numbers = rule_json(report.numbers, "cap", cap),
                        surface = rule_json(report.surface, "floor",
                                            [](const train::SurfaceFloorFit& fit) { return fit.floor; });
 
@@ -152,6 +154,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (report.surface) recalibration["surface_floor"] = surface;
   if (report.names) recalibration["name_cap"] = names;
   if (report.transpositions) recalibration["transposition_cap"] = transpositions;
+  if (report.numbers) recalibration["number_cap"] = numbers;
   if (a.keep_calibration) recalibration["kept_calibration"] = true;
   verifier->mark_trained(nlohmann::json{{"recalibrated", recalibration}, {"trained", trained}}.dump());
   verifier->save(a.out);
@@ -185,6 +188,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (report.surface) summary["surface_floor"] = surface;
   if (report.names) summary["name_cap"] = names;
   if (report.transpositions) summary["transposition_cap"] = transpositions;
+  if (report.numbers) summary["number_cap"] = numbers;
   print_json(summary);
 }
 
@@ -237,9 +241,15 @@ void setup_calibrate(CLI::App& app) {
                 "coordination read the other way round such as \"Python or Java\", aside) at the share of same-meaning pairs among "
                 "such dev pairs, (same + 1) / (pairs + 2), counted over every --dev-pairs pair (not only the capped "
                 "sample) and the --dev-triples");
+  cmd->add_flag("--number-cap", a->number_cap,
+                "Cap P of a pair whose texts are the same but for numbers of one kind, digits or number words "
+                "(\"lasted thirteen minutes\" / \"lasted thirty minutes\", \"port 6379\" / \"port 6380\"; "
+                "\"ten\" / \"10\" and \"1,000\" / \"1000\" aside) at the share of same-meaning pairs among such "
+                "dev pairs, (same + 1) / (pairs + 2), counted over every --dev-pairs pair (not only the capped "
+                "sample) and the --dev-triples");
   cmd->add_flag("--keep-calibration", a->keep_calibration,
-                "Keep the file's calibration as it is and fit only --flip-cap, --surface-floor, --name-cap and "
-                "--transposition-cap on top, so no other score moves (--pooled-term, --threshold-rule, --gate and "
+                "Keep the file's calibration as it is and fit only --flip-cap, --surface-floor, --name-cap, "
+                "--transposition-cap and --number-cap on top, so no other score moves (--pooled-term, --threshold-rule, --gate and "
                 "--gate-band are then unused)");
   cmd->add_option("--max-pairs-per-source", a->max_pairs_per_source,
                   "Seeded cap on the pairs of each --dev-pairs source (0: all); with --seed S, the sample "

@@ -135,6 +135,7 @@ void run_explain(ExplainArgs& a) {
       if (t.floored) applied.push_back("surface_floor");
       if (t.name_capped) applied.push_back("name_cap");
       if (t.transposition_capped) applied.push_back("transposition_cap");
+      if (t.number_capped) applied.push_back("number_cap");
       traces[specs[k]] = {{"logit", t.logit},
                           {"network_probability", t.network_probability},
                           {"pooled_cosine", context.pooled_cosine},
@@ -143,10 +144,12 @@ void run_explain(ExplainArgs& a) {
                           {"surface_match", t.surface_match},
                           {"name_swap", t.name_swap},
                           {"transposition", t.transposition},
+                          {"number_change", t.number_change},
                           {"applied", applied}};
       const char* rule = t.capped                 ? "capped as a minimal flip"
                          : t.name_capped          ? "capped as a swapped name"
                          : t.transposition_capped ? "capped as a transposition"
+                         : t.number_capped        ? "capped as a changed number"
                          : t.floored              ? "raised as the same text on the surface"
                                                   : nullptr;
       if (rule) trace_lines.push_back(cat(specs[k], ": the network alone ", t.network_probability, "; ", rule));

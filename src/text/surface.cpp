@@ -225,6 +225,56 @@ std::optional<Transposition> transposed_words(std::string_view a, std::string_vi
   return Transposition{std::string(wa[i]), std::string(wa[j])};
 }
 
+const std::vector<std::string>& english_number_words() {
+  static const std::vector<std::string> words = {
+      "zero",      "two",      "three",    "four",     "five",     "six",      "seven",   "eight",  "nine",
+      "ten",       "eleven",   "twelve",   "thirteen", "fourteen", "fifteen",  "sixteen", "seventeen",
+      "eighteen",  "nineteen", "twenty",   "thirty",   "forty",    "fifty",    "sixty",   "seventy",
+      "eighty",    "ninety",   "hundred",  "thousand", "million",  "billion",  "trillion", "dozen",
+      "twice",     "thrice",   "half"};
+  return words;
+}
+
+namespace {
+enum class NumberKind { none, digits, word };
+
+NumberKind number_kind(std::string_view word) {
+  const auto& words = english_number_words();
+  if (std::find(words.begin(), words.end(), word) != words.end()) return NumberKind::word;
+  bool digit = false;
+  for (const char ch : word) {
+    if (ch >= '0' && ch <= '9') digit = true;
+    else if (ch != '.' && ch != ',' && ch != ':' && ch != '-') return NumberKind::none;
+  }
+  return digit ? NumberKind::digits : NumberKind::none;
+}
+
+// Digits as their value reads them: "1,000" is "1000".
+std::string digits_value(std::string_view word) {
+  std::string out;
+  for (const char ch : word)
+    if (ch != ',') out.push_back(ch);
+  return out;
+}
+}  // namespace
+
+std::optional<NumberChange> changed_numbers(std::string_view a, std::string_view b) {
+  const auto folded_a = surface_text(a), folded_b = surface_text(b);
+  const auto wa = words_of(folded_a), wb = words_of(folded_b);
+  if (wa.size() != wb.size()) return std::nullopt;
+  std::optional<NumberChange> change;
+  NumberKind kind = NumberKind::none;
+  for (size_t i = 0; i < wa.size(); ++i) {
+    if (wa[i] == wb[i]) continue;
+    const auto ka = number_kind(wa[i]), kb = number_kind(wb[i]);
+    if (ka == NumberKind::none || ka != kb || (kind != NumberKind::none && ka != kind)) return std::nullopt;
+    kind = ka;
+    if (ka == NumberKind::digits && digits_value(wa[i]) == digits_value(wb[i])) continue;
+    if (!change) change = NumberChange{std::string(wa[i]), std::string(wb[i])};
+  }
+  return change;
+}
+
 bool SurfaceSpellings::add(uint32_t identity, Spelling spelling) {
   auto [it, inserted] = spellings_.emplace(identity, spelling);
   if (inserted) return true;
@@ -382,6 +432,14 @@ std::optional<Transposition> SurfaceSpellings::transposed(std::span<const uint32
   const auto texts = spelled_if_close(a, b, folds, kTransposePieces);
   if (!texts) return std::nullopt;
   return text::transposed_words(texts->first, texts->second);
+}
+
+std::optional<NumberChange> SurfaceSpellings::changed_numbers(std::span<const uint32_t> a,
+                                                              std::span<const uint32_t> b,
+                                                              const CaseFolds* folds) const {
+  const auto texts = spelled_if_close(a, b, folds, kSwapPieces);
+  if (!texts) return std::nullopt;
+  return text::changed_numbers(texts->first, texts->second);
 }
 
 namespace {

@@ -9,7 +9,8 @@
 // a pair with a piece of no registered vocabulary, or an unknown-text piece,
 // is never a surface match. Also read from the spellings: two texts the same
 // but for one capitalized word inside, a name swapped for another, and two
-// texts the same but for two words that trade places.
+// texts the same but for two words that trade places, and two texts the same
+// but for numbers.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace verity::text {
 
@@ -67,6 +69,26 @@ struct Transposition {
 };
 std::optional<Transposition> transposed_words(std::string_view a, std::string_view b);
 
+// The English cardinal number words, lower-case: "zero", "two" ... "twenty",
+// "thirty" ... "ninety", "hundred", "thousand", "million", "billion",
+// "trillion", "dozen", "twice", "thrice", "half" ("one" is left out: it is
+// mostly a pronoun or a determiner). F5's lexicon holds the same list.
+const std::vector<std::string>& english_number_words();
+
+// Two texts the same but for numbers: "Is port 6379 open?" / "Is port 6380
+// open?", "The meeting lasted thirteen minutes." / "... thirty minutes.".
+// Words are those of surface_text (case, spacing and sentence punctuation do
+// not count). Every word that differs is a number in both texts, all of one
+// kind: digits (a word of digits with '.', ',', ':' or '-' between them:
+// "3.5", "1,000", "-5") or number words (english_number_words), and at least
+// one differs in value ("1,000" / "1000" is the same number). A number
+// written one way against the other ("ten" / "10", "16gb" / "8gb") is none:
+// such pairs are as often the same.
+struct NumberChange {
+  std::string from, to;  // the first changed number, as the two texts spell it
+};
+std::optional<NumberChange> changed_numbers(std::string_view a, std::string_view b);
+
 // How the pieces of registered vocabularies spell text.
 class SurfaceSpellings {
  public:
@@ -101,6 +123,10 @@ class SurfaceSpellings {
   // apart in length, or whose identities differ in a run of more than 64.
   std::optional<Transposition> transposed(std::span<const uint32_t> a, std::span<const uint32_t> b,
                                           const CaseFolds* folds = nullptr) const;
+  // changed_numbers of what the two spell; set aside before any spelling as
+  // for swapped_name.
+  std::optional<NumberChange> changed_numbers(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                              const CaseFolds* folds = nullptr) const;
   size_t size() const { return spellings_.size(); }
 
  private:

@@ -504,11 +504,12 @@ size_t spell_lexicon(verify::AlignmentVerifier& verifier, const encode::Encoder&
 }
 
 PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups, bool surface,
-                            bool names, bool transpositions) {
+                            bool names, bool transpositions, bool numbers) {
   PairRuleFits fits;
   if (surface) fits.surface.emplace();
   if (names) fits.names.emplace();
   if (transpositions) fits.transpositions.emplace();
+  if (numbers) fits.numbers.emplace();
   const auto spellings = text::registered_surface_spellings();  // the encoder's tokenizer registered its own
   const auto folds = text::registered_case_folds();
   // Adds a pair to its group's count and the total where the rule picks it.
@@ -526,6 +527,7 @@ PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<La
     if (fits.surface) fits.surface->by_group[g.name];  // every group listed, with or without pairs
     if (fits.names) fits.names->by_group[g.name];
     if (fits.transpositions) fits.transpositions->by_group[g.name];
+    if (fits.numbers) fits.numbers->by_group[g.name];
     for (size_t begin = 0; begin < g.pairs.size(); begin += kChunk) {
       check_interrupt();
       const size_t end = std::min(g.pairs.size(), begin + kChunk);
@@ -540,6 +542,8 @@ PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<La
         if (fits.names) count(*fits.names, g.name, spellings->swapped_name(a, b, folds.get()).has_value(), label);
         if (fits.transpositions)
           count(*fits.transpositions, g.name, spellings->transposed(a, b, folds.get()).has_value(), label);
+        if (fits.numbers)
+          count(*fits.numbers, g.name, spellings->changed_numbers(a, b, folds.get()).has_value(), label);
       }
       progress.add(end - begin);
     }
@@ -549,6 +553,7 @@ PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<La
   if (fits.surface) fits.surface->floor = share(*fits.surface);
   if (fits.names) fits.names->cap = share(*fits.names);
   if (fits.transpositions) fits.transpositions->cap = share(*fits.transpositions);
+  if (fits.numbers) fits.numbers->cap = share(*fits.numbers);
   return fits;
 }
 
@@ -562,10 +567,10 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
   VERITY_CHECK(!o.keep_calibration || report.previous.has_value(), ConfigError,
                "recalibrate: the file has no calibration to keep");
   VERITY_CHECK(!o.keep_calibration || o.fit_flip_cap || o.fit_surface_floor || o.fit_name_cap ||
-                   o.fit_transposition_cap,
+                   o.fit_transposition_cap || o.fit_number_cap,
                ConfigError,
-               "recalibrate: keeping the file's calibration fits only a flip cap, a surface floor, a name cap or a "
-               "transposition cap, and none was asked for");
+               "recalibrate: keeping the file's calibration fits only a flip cap, a surface floor, a name cap, a "
+               "transposition cap or a number cap, and none was asked for");
   std::optional<verify::CalibrationGate> fixed_gate;
   if (o.gate_source == GateSource::file && !o.keep_calibration) {
     VERITY_CHECK(o.term == PooledTerm::gated, ConfigError,
@@ -581,10 +586,11 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     }
   }
   // Fitted before any pair is scored: a floor with no surface match to stand on fails fast.
-  if (o.fit_surface_floor || o.fit_name_cap || o.fit_transposition_cap) {
-    auto fits = fit_pair_rules(encoder, o.rule_groups, o.fit_surface_floor, o.fit_name_cap, o.fit_transposition_cap);
+  if (o.fit_surface_floor || o.fit_name_cap || o.fit_transposition_cap || o.fit_number_cap) {
+    auto fits = fit_pair_rules(encoder, o.rule_groups, o.fit_surface_floor, o.fit_name_cap, o.fit_transposition_cap,
+                               o.fit_number_cap);
     report.surface = std::move(fits.surface), report.names = std::move(fits.names);
-    report.transpositions = std::move(fits.transpositions);
+    report.transpositions = std::move(fits.transpositions), report.numbers = std::move(fits.numbers);
   }
   if (report.surface) {
     VERITY_CHECK(report.surface->pairs > 0, ConfigError,
@@ -601,17 +607,22 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
                  "recalibrate: no dev pair is the same text with two words trading places, so a transposition cap "
                  "cannot be fitted");
   }
+  if (report.numbers) {
+    VERITY_CHECK(report.numbers->pairs > 0, ConfigError,
+                 "recalibrate: no dev pair is the same text but for numbers, so a number cap cannot be fitted");
+  }
   const LogitScorer logits(verifier);
   const LogitScorer signals(verifier, true);
   // nullptr: the pooled cosine; the signals only where a band, a flip cap, a
-  // surface floor or a name cap (the new calibration's or the file's own)
-  // reads them.
+  // surface floor or a cap (the new calibration's or the file's own) reads
+  // them.
   std::vector<const verify::Verifier*> scorers = {&logits, nullptr};
   const auto& prev = report.previous;
   const bool read_signals =
       o.gate_band > 0 || o.fit_flip_cap || report.surface || report.names || report.transpositions ||
+      report.numbers ||
       (prev && (prev->flip_cap < 1 || prev->surface_floor > 0 || prev->name_cap < 1 || prev->transposition_cap < 1 ||
-                (prev->gate && prev->gate->band > 0)));
+                prev->number_cap < 1 || (prev->gate && prev->gate->band > 0)));
   if (read_signals) scorers.push_back(&signals);
   std::vector<CalibrationGroup> cgs;
   for (const auto& g : groups) {
@@ -678,7 +689,13 @@ RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encod
     log("recalibrate: ", report.transpositions->pairs, " dev pairs are the same text with two words trading places, ",
         report.transpositions->same, " of them same-meaning: P of such a pair capped at ", report.transpositions->cap);
   }
-  if (o.fit_flip_cap || report.surface || report.names || report.transpositions) summarize(report.fit);  // the fit's figures with them
+  if (report.numbers) {
+    c.number_cap = float(report.numbers->cap);
+    log("recalibrate: ", report.numbers->pairs, " dev pairs are the same text but for numbers, ",
+        report.numbers->same, " of them same-meaning: P of such a pair capped at ", report.numbers->cap);
+  }
+  if (o.fit_flip_cap || report.surface || report.names || report.transpositions || report.numbers)
+    summarize(report.fit);  // the fit's figures with them
   report.dev = metrics_at(cgs, c);
   if (report.previous) report.previous_dev = metrics_at(cgs, *report.previous);
   verifier.set_calibration(c);

@@ -136,10 +136,11 @@ struct CalibrationGroup {
   // Per pair, AlignmentVerifier::logits' signal bits: kIdentitySignalBit
   // (verify::identity_signal), kMinimalFlipBit (verify::minimal_flip) and
   // kSurfaceMatchBit (the texts are the same on the surface), kNameSwapBit
-  // (they differ by a swapped name) and kTranspositionBit (two words trade
-  // places). Empty: every pair has an identity signal (a gate band never
-  // applies), none is a minimal flip, a surface match, a name swap or a
-  // transposition.
+  // (they differ by a swapped name), kTranspositionBit (two words trade
+  // places) and kNumberChangeBit (they differ by numbers alone). Empty: every
+  // pair has an identity signal (a gate band never applies), none is a
+  // minimal flip, a surface match, a name swap, a transposition or a number
+  // change.
   std::vector<uint8_t> signals;
   bool identity_signal(size_t i) const {
     return signals.empty() || (signals[i] & verify::AlignmentVerifier::kIdentitySignalBit) != 0;
@@ -156,9 +157,13 @@ struct CalibrationGroup {
   bool transposition(size_t i) const {
     return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kTranspositionBit) != 0;
   }
+  bool number_change(size_t i) const {
+    return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kNumberChangeBit) != 0;
+  }
   double probability(const verify::Calibration& c, size_t i) const {
     return c.probability(logits[i], cosines[i],
-                         {identity_signal(i), minimal_flip(i), surface_match(i), name_swap(i), transposition(i)});
+                         {identity_signal(i), minimal_flip(i), surface_match(i), name_swap(i), transposition(i),
+                          number_change(i)});
   }
 };
 
@@ -216,8 +221,10 @@ struct LabelledGroup {
 // A cap on P of the dev pairs a rule picks: (same + 1) / (pairs + 2) of them.
 // The flip cap (verify::Calibration::flip_cap: the pairs differ only by a
 // polarity flip), the name cap (name_cap: the texts differ by a swapped name,
-// text::SurfaceSpellings::swapped_name) and the transposition cap
-// (transposition_cap: two words trade places, text::SurfaceSpellings::transposed).
+// text::SurfaceSpellings::swapped_name), the transposition cap
+// (transposition_cap: two words trade places, text::SurfaceSpellings::transposed)
+// and the number cap (number_cap: the texts differ by numbers alone,
+// text::SurfaceSpellings::changed_numbers).
 struct PairRuleCapFit {
   size_t pairs = 0, same = 0;
   std::map<std::string, std::pair<size_t, size_t>> by_group;  // group -> (pairs, same)
@@ -226,6 +233,7 @@ struct PairRuleCapFit {
 using FlipCapFit = PairRuleCapFit;
 using NameCapFit = PairRuleCapFit;
 using TranspositionCapFit = PairRuleCapFit;
+using NumberCapFit = PairRuleCapFit;
 
 // The floor under P of surface matches (verify::Calibration::surface_floor):
 // among the dev pairs whose texts are the same on the surface
@@ -242,6 +250,7 @@ struct PairRuleFits {
   std::optional<SurfaceFloorFit> surface;
   std::optional<NameCapFit> names;
   std::optional<TranspositionCapFit> transpositions;
+  std::optional<NumberCapFit> numbers;
 };
 
 struct RecalibrationReport {
@@ -250,6 +259,7 @@ struct RecalibrationReport {
   std::optional<SurfaceFloorFit> surface;           // with fit_surface_floor
   std::optional<NameCapFit> names;                  // with fit_name_cap
   std::optional<TranspositionCapFit> transpositions;  // with fit_transposition_cap
+  std::optional<NumberCapFit> numbers;              // with fit_number_cap
   std::optional<verify::Calibration> previous;      // the file's own, if it had one
   std::map<std::string, SourceMetrics> dev, previous_dev;  // per group, at each calibration's threshold
   size_t pairs = 0;
@@ -269,17 +279,17 @@ struct RecalibrateOptions {
   GateSource gate_source = GateSource::refit;
   double gate_band = 0;
   // Keep the file's calibration as it is (it must have one) and fit only the
-  // flip cap, surface floor, name cap and transposition cap asked for: a rule added to a calibrated
+  // flip cap, surface floor, name, transposition and number caps asked for: a rule added to a calibrated
   // verifier moves no other score. term, rule, gate_source and gate_band are
   // then unused.
   bool keep_calibration = false;
   // Cap minimal flips (FlipCapFit; ConfigError when no dev pair is one).
   bool fit_flip_cap = false;
-  // Fit the surface floor (SurfaceFloorFit), the name cap (NameCapFit) and
-  // the transposition cap (TranspositionCapFit) on rule_groups, read whole
-  // (the groups' samples hold few such pairs). ConfigError when none of them
-  // is a pair the rule picks.
-  bool fit_surface_floor = false, fit_name_cap = false, fit_transposition_cap = false;
+  // Fit the surface floor (SurfaceFloorFit), the name cap (NameCapFit), the
+  // transposition cap (TranspositionCapFit) and the number cap (NumberCapFit)
+  // on rule_groups, read whole (the groups' samples hold few such pairs).
+  // ConfigError when none of them is a pair the rule picks.
+  bool fit_surface_floor = false, fit_name_cap = false, fit_transposition_cap = false, fit_number_cap = false;
   std::vector<LabelledGroup> rule_groups;
 };
 
@@ -287,19 +297,20 @@ struct RecalibrateOptions {
 // its network's logits and the pooled cosines of `encoder`, which must be the
 // encoder the file records (ConfigError naming both otherwise). The network is
 // unchanged; the verifier gets the new calibration. SIGINT stops between
-// chunks (Interrupted). The flip cap, the surface floor and the name and
-// transposition caps are fitted after the rest, whose figures then include
-// them.
+// chunks (Interrupted). The flip cap, the surface floor and the name,
+// transposition and number caps are fitted after the rest, whose figures
+// then include them.
 RecalibrationReport recalibrate(verify::AlignmentVerifier& verifier, const encode::Encoder& encoder,
                                 const std::vector<LabelledGroup>& groups, const RecalibrateOptions& options);
 
 // The dev pairs among `groups` that each rule asked for picks, per group, and
 // what they give: texts the same on the surface (the floor), differing by a
-// swapped name, or by two words that trade places (the caps). One pass over
+// swapped name, by two words that trade places, or by numbers alone (the
+// caps). One pass over
 // the pieces of the encoder's tokenizer (Encoder::pieces), read through the
 // registered spellings and case folds.
 PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<LabelledGroup>& groups, bool surface,
-                            bool names, bool transpositions);
+                            bool names, bool transpositions, bool numbers = false);
 
 // Spells every antonym form and number word of the verifier's lexicon,
 // lower-case and capitalized, with the encoder's tokenizer (Encoder::pieces)

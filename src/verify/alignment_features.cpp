@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "text/surface.hpp"
 #include "verify/kernels.hpp"
 #include "verify/simple_verifiers.hpp"
 
@@ -69,11 +70,7 @@ uint64_t pair_key(uint32_t a, uint32_t b) {
 }  // namespace
 
 LexiconWords LexiconWords::english() {
-  return {{"zero",    "two",      "three",   "four",     "five",     "six",     "seven",   "eight",
-           "nine",    "ten",      "eleven",  "twelve",   "thirteen", "fourteen", "fifteen", "sixteen",
-           "seventeen", "eighteen", "nineteen", "twenty", "thirty",  "forty",   "fifty",   "sixty",
-           "seventy", "eighty",   "ninety",  "hundred",  "thousand", "million", "billion", "trillion",
-           "dozen",   "twice",    "thrice",  "half"},
+  return {text::english_number_words(),
           {"not", "no", "never", "nor", "neither", "none", "nothing", "nobody", "nowhere", "without", "cannot"},
           {"t"}};
 }

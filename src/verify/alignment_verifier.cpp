@@ -20,12 +20,12 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 14;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 15;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
                                   // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
                                   // 8: spellings (LEXS); 9: a gate band; 10: a flip cap; 11: case folds
                                   // (FOLD); 12: a surface floor; 13: a name cap; 14: a transposition
-                                  // cap; 4-14 are written only when used
+                                  // cap; 15: a number cap; 4-15 are written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -453,11 +453,11 @@ double capless_probability(const Calibration& c, float logit, double cosine, boo
   return own < c.gate->threshold ? std::min(p, own) : std::max(p, double(c.gate->threshold));
 }
 
-// Calibration::probability, and whether the flip cap, the name cap or the
-// transposition cap lowered it or the surface floor raised it.
+// Calibration::probability, and whether the flip cap, the name cap, the
+// transposition cap or the number cap lowered it or the surface floor raised it.
 struct Calibrated {
   double probability = 0;
-  bool capped = false, floored = false, name_capped = false, transposition_capped = false;
+  bool capped = false, floored = false, name_capped = false, transposition_capped = false, number_capped = false;
 };
 Calibrated calibrated(const Calibration& c, float logit, double cosine, const RuleSignals& s) {
   Calibrated out{capless_probability(c, logit, cosine, s.identity_signal)};
@@ -465,6 +465,8 @@ Calibrated calibrated(const Calibration& c, float logit, double cosine, const Ru
   if (s.name_swap && out.probability > double(c.name_cap)) out.probability = c.name_cap, out.name_capped = true;
   if (s.transposition && out.probability > double(c.transposition_cap))
     out.probability = c.transposition_cap, out.transposition_capped = true;
+  if (s.number_change && out.probability > double(c.number_cap))
+    out.probability = c.number_cap, out.number_capped = true;
   if (s.surface_match && out.probability < double(c.surface_floor))
     out.probability = c.surface_floor, out.floored = true;
   return out;
@@ -502,6 +504,7 @@ nlohmann::json calibration_json(const Calibration& c) {
   if (c.surface_floor > 0) out["surface_floor"] = c.surface_floor;
   if (c.name_cap < 1) out["name_cap"] = c.name_cap;
   if (c.transposition_cap < 1) out["transposition_cap"] = c.transposition_cap;
+  if (c.number_cap < 1) out["number_cap"] = c.number_cap;
   return out;
 }
 
@@ -552,6 +555,9 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
                                      : 0) |
                                 (spellings->transposed(given.query_ids, given.candidate_ids, case_folds.get())
                                      ? kTranspositionBit
+                                     : 0) |
+                                (spellings->changed_numbers(given.query_ids, given.candidate_ids, case_folds.get())
+                                     ? kNumberChangeBit
                                      : 0));
     }
   });
@@ -566,7 +572,7 @@ std::vector<ScoreTrace> AlignmentVerifier::traced(std::span<const SimilarityMap>
   std::vector<uint8_t> signals;
   const bool read_signals =
       trace || (c.gate && c.gate->band > 0) || c.flip_cap < 1 || c.surface_floor > 0 || c.name_cap < 1 ||
-      c.transposition_cap < 1;
+      c.transposition_cap < 1 || c.number_cap < 1;
   const auto z = logits(maps, context, read_signals ? &signals : nullptr);
   std::vector<ScoreTrace> out(maps.size());
   for (size_t i = 0; i < maps.size(); ++i) {
@@ -578,10 +584,12 @@ std::vector<ScoreTrace> AlignmentVerifier::traced(std::span<const SimilarityMap>
     t.surface_match = !signals.empty() && (signals[i] & kSurfaceMatchBit) != 0;
     t.name_swap = !signals.empty() && (signals[i] & kNameSwapBit) != 0;
     t.transposition = !signals.empty() && (signals[i] & kTranspositionBit) != 0;
+    t.number_change = !signals.empty() && (signals[i] & kNumberChangeBit) != 0;
     const auto r = calibrated(c, z[i], context[i].pooled_cosine,
-                              {t.identity_signal, t.minimal_flip, t.surface_match, t.name_swap, t.transposition});
+                              {t.identity_signal, t.minimal_flip, t.surface_match, t.name_swap, t.transposition,
+                               t.number_change});
     t.probability = r.probability, t.capped = r.capped, t.floored = r.floored, t.name_capped = r.name_capped;
-    t.transposition_capped = r.transposition_capped;
+    t.transposition_capped = r.transposition_capped, t.number_capped = r.number_capped;
     if (trace) {
       const double own_scale = c.gate ? c.gate->scale : c.scale, own_bias = c.gate ? c.gate->bias : c.bias;
       t.network_probability = sigmoid(own_scale * double(z[i]) + own_bias);
@@ -675,6 +683,8 @@ void AlignmentVerifier::set_calibration(const Calibration& c) {
                " must be in (0, 1]");
   VERITY_CHECK(c.transposition_cap > 0 && c.transposition_cap <= 1, ConfigError,
                "f5 calibration: transposition_cap=", c.transposition_cap, " must be in (0, 1]");
+  VERITY_CHECK(c.number_cap > 0 && c.number_cap <= 1, ConfigError, "f5 calibration: number_cap=", c.number_cap,
+               " must be in (0, 1]");
   impl_->calibration = c;
 }
 
@@ -712,6 +722,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   if (const auto& c = impl_->calibration; c && c->surface_floor > 0) version = 12;
   if (const auto& c = impl_->calibration; c && c->name_cap < 1) version = 13;
   if (const auto& c = impl_->calibration; c && c->transposition_cap < 1) version = 14;
+  if (const auto& c = impl_->calibration; c && c->number_cap < 1) version = 15;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());
@@ -796,6 +807,7 @@ std::unique_ptr<AlignmentVerifier> AlignmentVerifier::load(const std::string& pa
       if (file.version() >= 12) cal.surface_floor = c.value("surface_floor", 0.0f);
       if (file.version() >= 13) cal.name_cap = c.value("name_cap", 1.0f);
       if (file.version() >= 14) cal.transposition_cap = c.value("transposition_cap", 1.0f);
+      if (file.version() >= 15) cal.number_cap = c.value("number_cap", 1.0f);
       v->set_calibration(cal);
     }
     if (v->impl_->config.fold_case) v->impl_->folds = read_case_folds(file, path);

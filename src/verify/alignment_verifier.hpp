@@ -13,14 +13,14 @@
 // pooled head (config "pooled_head", "pooled_dim"), 8 when its lexicon has
 // spellings, 9 when its gate has a band, 10 when its calibration caps minimal
 // flips, 12 when it has a surface floor, 13 when it caps name swaps, 14 when
-// it caps transpositions (11: FOLD; version 2, read too, has no pooled terms
-// in its calibration):
+// it caps transpositions, 15 when it caps changed numbers (11: FOLD; version
+// 2, read too, has no pooled terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
 //               "gate" (v4: {"scale", "bias", "threshold", "band" (v9, > 0)} | null),
 //               "flip_cap" (v10, < 1), "surface_floor" (v12, > 0), "name_cap" (v13, < 1),
-//               "transposition_cap" (v14, < 1)} | null}
+//               "transposition_cap" (v14, < 1), "number_cap" (v15, < 1)} | null}
 //   IDFT  u64 documents | u64 count | count × (u32 token identity, u32 document frequency)
 //   LEXA  the lexicon's antonym word pairs, "a\tb\n" per pair (UTF-8)
 //   LEXW  (v5) its number words and negators, "number\tword\n" or
@@ -86,10 +86,11 @@ struct CalibrationGate {
 // verify::identity_signal (true where unknown, so a gate band never applies);
 // minimal_flip: verify::minimal_flip; surface_match: the texts are the same
 // on the surface; name_swap: they differ by a swapped name; transposition:
-// two of their words trade places (each false where unknown).
+// two of their words trade places; number_change: they differ by numbers
+// alone (each false where unknown).
 struct RuleSignals {
   bool identity_signal = true, minimal_flip = false, surface_match = false, name_swap = false,
-       transposition = false;
+       transposition = false, number_change = false;
 };
 
 // P(same) = sigmoid(scale · logit + pooled + bias), where pooled is
@@ -136,6 +137,13 @@ struct Calibration {
   // swapped direction ("from X to Y", "convert X to Y") keeps every word and
   // most of the map, and it serves it.
   float transposition_cap = 1;
+  // P of a pair whose texts are the same but for numbers of one kind
+  // (text::changed_numbers: "lasted thirteen minutes" / "lasted thirty
+  // minutes", "port 6379" / "port 6380") is at most this, the share of
+  // same-meaning pairs among such dev pairs (1: no cap). The network learned
+  // the number feature on digits and weighs a number word much less, so it
+  // served most changed number words.
+  float number_cap = 1;
 
   // cosine NaN = unknown.
   double probability(float logit, double cosine, const RuleSignals& signals = {}) const;
@@ -145,9 +153,8 @@ const char* pooled_form_name(Calibration::PooledForm form);
 Calibration::PooledForm parse_pooled_form(const std::string& text);
 // The file's and the CLI reports' form: {"scale", "bias", "threshold", "pooled_weight",
 // "pooled_center", "pooled_form", "gate": {"scale", "bias", "threshold", "band"?} | null,
-// "flip_cap"?, "surface_floor"?, "name_cap"?, "transposition_cap"?} ("band" only
-// when > 0, "flip_cap", "name_cap" and "transposition_cap" only when < 1,
-// "surface_floor" only when > 0).
+// "flip_cap"?, "surface_floor"?, "name_cap"?, "transposition_cap"?, "number_cap"?}
+// ("band" only when > 0, the caps only when < 1, "surface_floor" only when > 0).
 nlohmann::json calibration_json(const Calibration& c);
 
 // How the calibration reached one pair's score (verity explain): the
@@ -158,11 +165,12 @@ struct ScoreTrace {
   double network_probability = 0;  // sigmoid of the network's own calibration (the gate's, where gated)
   double probability = 0;          // the verifier's score, as score_pairs gives it
   bool identity_signal = false, minimal_flip = false, surface_match = false, name_swap = false,
-       transposition = false;
+       transposition = false, number_change = false;
   bool capped = false;                // the flip cap lowered the probability
   bool floored = false;               // the surface floor raised it
   bool name_capped = false;           // the name cap lowered it
   bool transposition_capped = false;  // the transposition cap lowered it
+  bool number_capped = false;         // the number cap lowered it
 };
 
 class AlignmentVerifier final : public Verifier {
@@ -185,10 +193,11 @@ class AlignmentVerifier final : public Verifier {
   // set for an empty map) and kMinimalFlipBit (verify::minimal_flip), from the
   // same features, kSurfaceMatchBit (text::SurfaceSpellings::same_surface
   // of the context's identities, through the registered spellings),
-  // kNameSwapBit (text::SurfaceSpellings::swapped_name of them) and
-  // kTranspositionBit (text::SurfaceSpellings::transposed of them).
+  // kNameSwapBit (text::SurfaceSpellings::swapped_name of them),
+  // kTranspositionBit (text::SurfaceSpellings::transposed of them) and
+  // kNumberChangeBit (text::SurfaceSpellings::changed_numbers of them).
   static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2, kSurfaceMatchBit = 4, kNameSwapBit = 8,
-                           kTranspositionBit = 16;
+                           kTranspositionBit = 16, kNumberChangeBit = 32;
   std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
                             std::vector<uint8_t>* signals = nullptr) const;
   // score_pairs' scores with how each was reached (ScoreTrace; all zero for

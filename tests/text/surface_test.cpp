@@ -277,6 +277,58 @@ TEST(SurfaceSpellings, TranspositionsFromPieces) {
   EXPECT_FALSE(s.transposed(there, unknown, &folds));
 }
 
+TEST(ChangedNumbers, NumbersOfOneKindChanged) {
+  const auto port = changed_numbers("Is port 6379 open by default?", "is port 6380 open by default");
+  ASSERT_TRUE(port.has_value());
+  EXPECT_EQ(port->from, "6379");
+  EXPECT_EQ(port->to, "6380");
+  const auto minutes = changed_numbers("The meeting lasted thirteen minutes.", "The meeting lasted Thirty minutes");
+  ASSERT_TRUE(minutes.has_value());
+  EXPECT_EQ(minutes->from, "thirteen");
+  EXPECT_EQ(minutes->to, "thirty");
+  EXPECT_TRUE(changed_numbers("Take 2.5 mg twice a day", "Take 25 mg twice a day"));
+  EXPECT_TRUE(changed_numbers("from 1,000 to 2,000 people", "from 1,000 to 3,000 people"));
+  EXPECT_TRUE(changed_numbers("Walk 5 km in 40 minutes", "Walk 6 km in 50 minutes"));  // two numbers
+  EXPECT_TRUE(changed_numbers("It is -5 outside", "It is 5 outside"));
+}
+
+TEST(ChangedNumbers, NoChangeWhereTheValueOrTheWordsSayOtherwise) {
+  EXPECT_FALSE(changed_numbers("What are your top ten films?", "What are your top 10 films?"));  // written two ways
+  EXPECT_FALSE(changed_numbers("about 1,000 people", "about 1000 people"));                       // the same value
+  EXPECT_FALSE(changed_numbers("a 16gb phone", "an 8gb phone"));            // not numbers alone, and "a" / "an"
+  EXPECT_FALSE(changed_numbers("a 16gb phone", "a 8gb phone"));             // "16gb" is no number
+  EXPECT_FALSE(changed_numbers("one cat", "two cats"));                     // "one" is no number word; "cats"
+  EXPECT_FALSE(changed_numbers("ten cats and 4 dogs", "twelve cats and 5 dogs"));  // two kinds
+  EXPECT_FALSE(changed_numbers("Is port 6379 open?", "Is port 6380 closed?"));     // another word too
+  EXPECT_FALSE(changed_numbers("Is port 6379 open?", "Is port 6379 open?"));       // nothing changed
+  EXPECT_FALSE(changed_numbers("Is port 6379 open?", "Is the port 6380 open?"));   // another length
+  EXPECT_FALSE(changed_numbers("", ""));
+  EXPECT_EQ(english_number_words().front(), "zero");
+  EXPECT_EQ(std::count(english_number_words().begin(), english_number_words().end(), "one"), 0);
+}
+
+// From token identities: the same answers as from the texts.
+TEST(SurfaceSpellings, ChangedNumbersFromPieces) {
+  SurfaceSpellings s;
+  const std::vector<std::string> vocabulary = {"<unk>", "<s>", "\u2581Is", "\u2581is", "\u2581port", "\u258163",
+                                               "79", "80", "\u2581open", "?", "\u2581ten", "\u258110"};
+  s.add_sentencepiece(vocabulary, 2);
+  const CaseFolds folds(vocabulary);
+  const auto a = ids({"\u2581Is", "\u2581port", "\u258163", "79", "\u2581open", "?"});
+  const auto b = ids({"\u2581is", "\u2581port", "\u258163", "80", "\u2581open"});
+  for (const CaseFolds* f : {static_cast<const CaseFolds*>(nullptr), &folds}) {
+    const auto c = s.changed_numbers(a, b, f);
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->from, "6379");
+    EXPECT_EQ(c->to, "6380");
+  }
+  EXPECT_FALSE(s.changed_numbers(a, a, &folds));
+  EXPECT_FALSE(s.changed_numbers(ids({"\u2581port", "\u2581ten"}), ids({"\u2581port", "\u258110"}), &folds));
+  auto unknown = b;
+  unknown[1] = piece_identity("<unk>");
+  EXPECT_FALSE(s.changed_numbers(a, unknown, &folds));
+}
+
 TEST(SurfaceSpellings, TokenizersRegisterTheirSpellings) {
   const SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
                                           {"<x3>", 0}, {"\u2581Surfacetest", -1}, {"\u2581surfacetest", -1},

@@ -1011,6 +1011,42 @@ TEST(AlignmentVerifier, TranspositionCapLowersOnlyTwoWordsTradingPlaces) {
   expect_rule_saved(*v, cal, &Calibration::transposition_cap, "transposition_cap", 14, 1.5f);
 }
 
+// The number cap lowers P of a pair whose texts are the same but for numbers
+// of one kind, and only that, and travels in the file (version 15; absent
+// when 1).
+TEST(AlignmentVerifier, NumberCapLowersOnlyChangedNumbers) {
+  const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
+                                                {"<x3>", 0}, {"\u2581lasted", -1}, {"\u2581thirteen", -1},
+                                                {"\u2581thirty", -1}, {"\u258113", -1}, {"\u2581minutes", -1},
+                                                {"\u2581hours", -1}});
+  EXPECT_GT(tokenizer.size(), 0u);
+  auto v = tiny_verifier(23);
+  Calibration cal;
+  cal.scale = 1.0f, cal.bias = 4.0f, cal.threshold = 0.5f;
+  v->set_calibration(cal);
+  PieceScorer pairs(*v);
+  const std::vector<std::string> thirteen = {"\u2581lasted", "\u2581thirteen", "\u2581minutes"};
+  const std::vector<std::string> thirty = {"\u2581lasted", "\u2581thirty", "\u2581minutes"};
+  const std::vector<std::string> digits = {"\u2581lasted", "\u258113", "\u2581minutes"};
+  const std::vector<std::string> hours = {"\u2581lasted", "\u2581thirteen", "\u2581hours"};
+  const float written = pairs.score(thirteen, digits), other = pairs.score(thirteen, hours);
+  ASSERT_GT(pairs.score(thirteen, thirty), 0.5f);
+  cal.number_cap = 0.2f;
+  v->set_calibration(cal);
+  EXPECT_FLOAT_EQ(pairs.score(thirteen, thirty), 0.2f);
+  EXPECT_FLOAT_EQ(pairs.score(thirty, thirteen), 0.2f);
+  EXPECT_FLOAT_EQ(pairs.score(thirteen, digits), written);  // written two ways: no cap
+  EXPECT_FLOAT_EQ(pairs.score(thirteen, hours), other);     // another word: no cap
+  const auto t = pairs.trace(thirteen, thirty);
+  EXPECT_TRUE(t.number_change && t.number_capped && !t.transposition && !t.name_capped && !t.capped);
+  RuleSignals changed;
+  changed.number_change = true;
+  EXPECT_NEAR(cal.probability(0.0f, 0.9, changed), 0.2, 1e-6);
+  EXPECT_NEAR(cal.probability(-8.0f, 0.9, changed), 1.0 / (1.0 + std::exp(4.0)), 1e-6);
+
+  expect_rule_saved(*v, cal, &Calibration::number_cap, "number_cap", 15, 1.5f);
+}
+
 // The cap reads the case folds of the tokenizers this process made (text/
 // case_folds.hpp): "Shut the valve" / "Never shut the valve" is capped like
 // "shut the valve" / "never shut the valve", the first word capitalized or not.

@@ -132,9 +132,10 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
                                        [](const auto& r) { return r.contains("surface_floor"); });
   ASSERT_NE(with_floor, recalibrations.end());
   EXPECT_GT(with_floor->at("surface_floor").at("pairs").get<size_t>(), 0u);
-  // A capitalized word swapped for another ("Python" / "Java") and two words trading places ("from Boston to
-  // Denver" / "from Denver to Boston") are capped under the threshold, and the record counts them.
-  for (const char* cap : {"name_cap", "transposition_cap"}) {
+  // A capitalized word swapped for another ("Python" / "Java"), two words trading places ("from Boston to
+  // Denver" / "from Denver to Boston") and a changed number ("thirteen" / "thirty") are capped under the
+  // threshold, and the record counts them.
+  for (const char* cap : {"name_cap", "transposition_cap", "number_cap"}) {
     const auto with_cap = std::find_if(recalibrations.begin(), recalibrations.end(),
                                        [&](const auto& r) { return r.contains(cap); });
     ASSERT_NE(with_cap, recalibrations.end()) << cap;
@@ -142,6 +143,7 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   }
   EXPECT_LT(f5->calibration()->name_cap, f5->calibration()->threshold);
   EXPECT_LT(f5->calibration()->transposition_cap, f5->calibration()->threshold);
+  EXPECT_LT(f5->calibration()->number_cap, f5->calibration()->threshold);
   // The earlier F3 ensemble stays loadable for comparisons.
   auto old = make_verifier("ensemble:" + std::string(VERITY_SOURCE_DIR) + "/assets/verifiers/f3-ensemble.vens");
   EXPECT_TRUE(old->is_trained());
