@@ -400,8 +400,10 @@ bool SurfaceSpellings::same_surface(std::span<const uint32_t> a, std::span<const
   return sb && *sa == *sb;
 }
 
-std::optional<std::pair<std::string, std::string>> SurfaceSpellings::spelled_if_close(
-    std::span<const uint32_t> a, std::span<const uint32_t> b, const CaseFolds* folds, size_t longest_run) const {
+std::optional<SurfaceSpellings::ClosePair> SurfaceSpellings::spelled_if_close(std::span<const uint32_t> a,
+                                                                               std::span<const uint32_t> b,
+                                                                               const CaseFolds* folds,
+                                                                               size_t longest_run) const {
   if (a.empty() || b.empty() || spellings_.empty()) return std::nullopt;
   if (std::max(a.size(), b.size()) - std::min(a.size(), b.size()) > kSwapPieces) return std::nullopt;
   // Most pairs differ in more than a word or two: told from their identities alone.
@@ -411,27 +413,27 @@ std::optional<std::pair<std::string, std::string>> SurfaceSpellings::spelled_if_
   while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
          same(a[a.size() - 1 - suffix], b[b.size() - 1 - suffix]))
     ++suffix;
-  const size_t run_a = a.size() - prefix - suffix, run_b = b.size() - prefix - suffix;
-  if ((run_a == 0 && run_b == 0) || run_a > longest_run || run_b > longest_run) return std::nullopt;
+  const size_t run = std::max(a.size(), b.size()) - prefix - suffix;
+  if (run == 0 || run > longest_run) return std::nullopt;
   auto sa = spelled(a);
   if (!sa) return std::nullopt;
   auto sb = spelled(b);
   if (!sb) return std::nullopt;
-  return std::pair{std::move(*sa), std::move(*sb)};
+  return ClosePair{std::move(*sa), std::move(*sb), run};
 }
 
 std::optional<NameSwap> SurfaceSpellings::swapped_name(std::span<const uint32_t> a, std::span<const uint32_t> b,
                                                        const CaseFolds* folds) const {
   const auto texts = spelled_if_close(a, b, folds, kSwapPieces);
   if (!texts) return std::nullopt;
-  return text::swapped_name(texts->first, texts->second);
+  return text::swapped_name(texts->a, texts->b);
 }
 
 std::optional<Transposition> SurfaceSpellings::transposed(std::span<const uint32_t> a, std::span<const uint32_t> b,
                                                           const CaseFolds* folds) const {
   const auto texts = spelled_if_close(a, b, folds, kTransposePieces);
   if (!texts) return std::nullopt;
-  return text::transposed_words(texts->first, texts->second);
+  return text::transposed_words(texts->a, texts->b);
 }
 
 std::optional<NumberChange> SurfaceSpellings::changed_numbers(std::span<const uint32_t> a,
@@ -439,7 +441,21 @@ std::optional<NumberChange> SurfaceSpellings::changed_numbers(std::span<const ui
                                                               const CaseFolds* folds) const {
   const auto texts = spelled_if_close(a, b, folds, kSwapPieces);
   if (!texts) return std::nullopt;
-  return text::changed_numbers(texts->first, texts->second);
+  return text::changed_numbers(texts->a, texts->b);
+}
+
+SurfaceSpellings::PairReadings SurfaceSpellings::readings(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                                          const CaseFolds* folds) const {
+  static_assert(kTransposePieces >= kSwapPieces);
+  PairReadings out;
+  const auto texts = spelled_if_close(a, b, folds, kTransposePieces);
+  if (!texts) return out;
+  out.transposition = text::transposed_words(texts->a, texts->b).has_value();
+  if (texts->run <= kSwapPieces) {
+    out.name_swap = text::swapped_name(texts->a, texts->b).has_value();
+    out.number_change = text::changed_numbers(texts->a, texts->b).has_value();
+  }
+  return out;
 }
 
 namespace {

@@ -127,6 +127,13 @@ class SurfaceSpellings {
   // for swapped_name.
   std::optional<NumberChange> changed_numbers(std::span<const uint32_t> a, std::span<const uint32_t> b,
                                               const CaseFolds* folds = nullptr) const;
+  // The three readings above of one pair, its pieces spelled once: each as
+  // the method of its name gives it.
+  struct PairReadings {
+    bool name_swap = false, transposition = false, number_change = false;
+  };
+  PairReadings readings(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                        const CaseFolds* folds = nullptr) const;
   size_t size() const { return spellings_.size(); }
 
  private:
@@ -145,10 +152,14 @@ class SurfaceSpellings {
   // certainly differ (their ASCII letters and digits do, or a piece spells
   // nothing known), false when only the full comparison can tell.
   bool ascii_letters_differ(std::span<const uint32_t> a, std::span<const uint32_t> b) const;
-  // Both spelled, when their lengths and differing run pass the limits.
-  std::optional<std::pair<std::string, std::string>> spelled_if_close(std::span<const uint32_t> a,
-                                                                      std::span<const uint32_t> b,
-                                                                      const CaseFolds* folds, size_t longest_run) const;
+  // Both spelled, when their lengths and differing run pass the limits, with
+  // the longer side's differing run in pieces.
+  struct ClosePair {
+    std::string a, b;
+    size_t run = 0;
+  };
+  std::optional<ClosePair> spelled_if_close(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                            const CaseFolds* folds, size_t longest_run) const;
   std::unordered_map<uint32_t, Spelling> spellings_;
 };
 

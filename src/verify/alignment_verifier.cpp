@@ -546,19 +546,14 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
       auto features = alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon, case_folds.get());
       if (net->pooled_head > 0) features.pooled = pooled_comparison(ctx.query_pooled, ctx.candidate_pooled);
       out[i] = net->logit(features);
-      if (signals)
+      if (signals) {
+        const auto read = spellings->readings(given.query_ids, given.candidate_ids, case_folds.get());
         (*signals)[i] = uint8_t((identity_signal(features) ? kIdentitySignalBit : 0) |
                                 (minimal_flip(features) ? kMinimalFlipBit : 0) |
                                 (spellings->same_surface(given.query_ids, given.candidate_ids) ? kSurfaceMatchBit : 0) |
-                                (spellings->swapped_name(given.query_ids, given.candidate_ids, case_folds.get())
-                                     ? kNameSwapBit
-                                     : 0) |
-                                (spellings->transposed(given.query_ids, given.candidate_ids, case_folds.get())
-                                     ? kTranspositionBit
-                                     : 0) |
-                                (spellings->changed_numbers(given.query_ids, given.candidate_ids, case_folds.get())
-                                     ? kNumberChangeBit
-                                     : 0));
+                                (read.name_swap ? kNameSwapBit : 0) | (read.transposition ? kTranspositionBit : 0) |
+                                (read.number_change ? kNumberChangeBit : 0));
+      }
     }
   });
   return out;

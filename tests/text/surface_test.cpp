@@ -329,6 +329,55 @@ TEST(SurfaceSpellings, ChangedNumbersFromPieces) {
   EXPECT_FALSE(s.changed_numbers(a, unknown, &folds));
 }
 
+// readings() spells a pair once and gives what each of the three readings
+// gives alone, run limits included (a name swap and a changed number within
+// 12 differing pieces, a transposition within 64).
+TEST(SurfaceSpellings, ReadingsAgreeWithEachReading) {
+  SurfaceSpellings s;
+  const std::vector<std::string> vocabulary = {"<unk>", "<s>", "\u2581flights", "\u2581from", "\u2581Boston",
+                                               "\u2581to", "\u2581Denver", "\u2581Chicago", "\u25813",
+                                               "\u25814", "\u2581pm", "\u2581and"};
+  s.add_sentencepiece(vocabulary, 2);
+  const CaseFolds folds(vocabulary);
+  const auto base = ids({"\u2581flights", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Denver", "\u25813",
+                         "\u2581pm"});
+  std::vector<std::vector<uint32_t>> others = {
+      base,
+      ids({"\u2581flights", "\u2581from", "\u2581Denver", "\u2581to", "\u2581Boston", "\u25813", "\u2581pm"}),
+      ids({"\u2581flights", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Chicago", "\u25813", "\u2581pm"}),
+      ids({"\u2581flights", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Denver", "\u25814", "\u2581pm"}),
+      ids({"<unk>", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Denver", "\u25814", "\u2581pm"})};
+  // Differing runs of 23 and 22 pieces (20 of "and" between the two places
+  // that differ): past 12, within 64. The swap is a transposition; the two
+  // changed numbers are read as no change, as changed_numbers reads them.
+  auto far_x = base, far_y = others[1];
+  far_x.insert(far_x.begin() + 3, 20, piece_identity("\u2581and"));
+  far_y.insert(far_y.begin() + 3, 20, piece_identity("\u2581and"));
+  std::vector<uint32_t> numbers_x = ids({"\u25813"}), numbers_y = ids({"\u25814"});
+  numbers_x.insert(numbers_x.end(), 20, piece_identity("\u2581and"));
+  numbers_y.insert(numbers_y.end(), 20, piece_identity("\u2581and"));
+  numbers_x.push_back(piece_identity("\u25813")), numbers_y.push_back(piece_identity("\u25814"));
+  EXPECT_TRUE(s.readings(far_x, far_y, &folds).transposition);
+  EXPECT_TRUE(changed_numbers("3 and and 3", "4 and and 4"));
+  for (const auto& [x, y] : {std::pair{far_x, far_y}, std::pair{numbers_x, numbers_y}}) {
+    const auto read = s.readings(x, y, &folds);
+    EXPECT_EQ(read.transposition, s.transposed(x, y, &folds).has_value());
+    EXPECT_EQ(read.name_swap, s.swapped_name(x, y, &folds).has_value());
+    EXPECT_EQ(read.number_change, s.changed_numbers(x, y, &folds).has_value());
+    EXPECT_FALSE(read.number_change);
+  }
+  size_t fired = 0;
+  for (const auto& other : others)
+    for (const CaseFolds* f : {static_cast<const CaseFolds*>(nullptr), &folds}) {
+      const auto read = s.readings(base, other, f);
+      EXPECT_EQ(read.transposition, s.transposed(base, other, f).has_value());
+      EXPECT_EQ(read.name_swap, s.swapped_name(base, other, f).has_value());
+      EXPECT_EQ(read.number_change, s.changed_numbers(base, other, f).has_value());
+      fired += read.transposition + read.name_swap + read.number_change;
+    }
+  EXPECT_EQ(fired, 6u);  // each of the three, with and without folds
+}
+
 TEST(SurfaceSpellings, TokenizersRegisterTheirSpellings) {
   const SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
                                           {"<x3>", 0}, {"\u2581Surfacetest", -1}, {"\u2581surfacetest", -1},
