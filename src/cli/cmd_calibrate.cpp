@@ -226,7 +226,8 @@ void setup_calibrate(CLI::App& app) {
                 "of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2)");
   cmd->add_flag("--surface-floor", a->surface_floor,
                 "Raise P of a pair whose texts are the same but for case, spacing, apostrophes and sentence "
-                "punctuation (\"What is machine learning ?\" / \"What is Machine Learning?\") to at least the "
+                "punctuation (\"What is machine learning ?\" / \"What is Machine Learning?\"), or for a number "
+                "written another way (\"ten\" / \"10\"), to at least the "
                 "share of same-meaning pairs among such dev pairs, (same + 1) / (pairs + 2), counted over every "
                 "--dev-pairs pair (not only the capped sample) and the --dev-triples");
   cmd->add_flag("--name-cap", a->name_cap,
@@ -242,9 +243,10 @@ void setup_calibrate(CLI::App& app) {
                 "such dev pairs, (same + 1) / (pairs + 2), counted over every --dev-pairs pair (not only the capped "
                 "sample) and the --dev-triples");
   cmd->add_flag("--number-cap", a->number_cap,
-                "Cap P of a pair whose texts are the same but for numbers of one kind, digits or number words "
-                "(\"lasted thirteen minutes\" / \"lasted thirty minutes\", \"port 6379\" / \"port 6380\"; "
-                "\"ten\" / \"10\" and \"1,000\" / \"1000\" aside) at the share of same-meaning pairs among such "
+                "Cap P of a pair whose texts are the same but for numbers changed in value, read from digits, "
+                "number words or digits with a sign or unit glued on (\"lasted thirteen minutes\" / \"lasted 30 "
+                "minutes\", \"port 6379\" / \"port 6380\", \"16gb\" / \"8gb\"; \"ten\" / \"10\" and "
+                "\"1,000\" / \"1000\" aside) at the share of same-meaning pairs among such "
                 "dev pairs, (same + 1) / (pairs + 2), counted over every --dev-pairs pair (not only the capped "
                 "sample) and the --dev-triples");
   cmd->add_flag("--keep-calibration", a->keep_calibration,

@@ -236,43 +236,106 @@ const std::vector<std::string>& english_number_words() {
 }
 
 namespace {
-enum class NumberKind { none, digits, word };
+// A number as a word reads it: its value, what is glued to it and how it is
+// written. Words the number words hold no digits for ("twice", "half") are
+// values of their own, in a unit of their own.
+struct NumberReading {
+  std::string sign;   // a currency sign before digits: "$500"
+  std::string value;  // "1,000" and "thousand" are "1000"; "3.50" is "3.5"
+  std::string unit;   // letters or "%" after digits ("16gb", "10%"); every ordinal ending is "#th"
+};
 
-NumberKind number_kind(std::string_view word) {
-  const auto& words = english_number_words();
-  if (std::find(words.begin(), words.end(), word) != words.end()) return NumberKind::word;
-  bool digit = false;
-  for (const char ch : word) {
-    if (ch >= '0' && ch <= '9') digit = true;
-    else if (ch != '.' && ch != ',' && ch != ':' && ch != '-') return NumberKind::none;
-  }
-  return digit ? NumberKind::digits : NumberKind::none;
+std::optional<NumberReading> number_word(std::string_view word) {
+  static constexpr std::pair<std::string_view, std::string_view> kValues[] = {
+      {"zero", "0"},        {"two", "2"},          {"three", "3"},        {"four", "4"},
+      {"five", "5"},        {"six", "6"},          {"seven", "7"},        {"eight", "8"},
+      {"nine", "9"},        {"ten", "10"},         {"eleven", "11"},      {"twelve", "12"},
+      {"thirteen", "13"},   {"fourteen", "14"},    {"fifteen", "15"},     {"sixteen", "16"},
+      {"seventeen", "17"},  {"eighteen", "18"},    {"nineteen", "19"},    {"twenty", "20"},
+      {"thirty", "30"},     {"forty", "40"},       {"fifty", "50"},       {"sixty", "60"},
+      {"seventy", "70"},    {"eighty", "80"},      {"ninety", "90"},      {"hundred", "100"},
+      {"thousand", "1000"}, {"million", "1000000"}, {"billion", "1000000000"}, {"trillion", "1000000000000"},
+      {"dozen", "12"}};
+  for (const auto& [w, v] : kValues)
+    if (w == word) return NumberReading{"", std::string(v), ""};
+  if (word == "twice") return NumberReading{"", "2", "times"};
+  if (word == "thrice") return NumberReading{"", "3", "times"};
+  if (word == "half") return NumberReading{"", "half", "half"};
+  return std::nullopt;
 }
 
-// Digits as their value reads them: "1,000" is "1000".
-std::string digits_value(std::string_view word) {
-  std::string out;
-  for (const char ch : word)
-    if (ch != ',') out.push_back(ch);
+std::optional<NumberReading> read_number(std::string_view word) {
+  if (auto w = number_word(word)) return w;
+  NumberReading out;
+  for (const std::string_view sign : {"$", "\u20AC", "\u00A3", "\u00A5", "\u20B9"})
+    if (word.starts_with(sign)) {
+      out.sign = sign, word.remove_prefix(sign.size());
+      break;
+    }
+  size_t end = 0;
+  bool digit = false;
+  for (; end < word.size(); ++end) {
+    const char ch = word[end];
+    if (ch >= '0' && ch <= '9') digit = true;
+    else if (ch != '.' && ch != ',' && ch != ':' && ch != '-') break;
+  }
+  if (!digit) return std::nullopt;
+  const auto unit = word.substr(end);
+  if (unit.size() > 5) return std::nullopt;
+  for (const char ch : unit)
+    if (!(ch >= 'a' && ch <= 'z') && ch != '%') return std::nullopt;  // a word that holds digits: "i3", "mp3s"
+  for (const char ch : word.substr(0, end))
+    if (ch != ',') out.value.push_back(ch);
+  if (std::count(out.value.begin(), out.value.end(), '.') == 1 && out.value.find_first_of(":-") == std::string::npos) {
+    while (out.value.back() == '0') out.value.pop_back();
+    if (out.value.back() == '.') out.value.pop_back();
+  }
+  out.unit = (unit == "st" || unit == "nd" || unit == "rd" || unit == "th") ? "#th" : std::string(unit);
+  return out;
+}
+}  // namespace
+
+namespace {
+// Two texts whose surface words differ only in numbers, compared by value.
+struct NumberComparison {
+  std::optional<NumberChange> change;  // the first number changed in value
+  bool respelled = false;              // some number written two ways
+};
+
+std::optional<NumberComparison> compare_numbers(std::string_view a, std::string_view b) {
+  const auto folded_a = surface_text(a), folded_b = surface_text(b);
+  const auto wa = words_of(folded_a), wb = words_of(folded_b);
+  if (wa.size() != wb.size()) return std::nullopt;
+  NumberComparison out;
+  std::vector<std::string> values_a, values_b;
+  for (size_t i = 0; i < wa.size(); ++i) {
+    if (wa[i] == wb[i]) continue;
+    const auto ra = read_number(wa[i]), rb = read_number(wb[i]);
+    if (!ra || !rb || ra->sign != rb->sign || ra->unit != rb->unit) return std::nullopt;
+    if (ra->value == rb->value) {
+      out.respelled = true;
+      continue;
+    }
+    values_a.push_back(ra->value), values_b.push_back(rb->value);
+    if (!out.change) out.change = NumberChange{std::string(wa[i]), std::string(wb[i])};
+  }
+  // The same numbers in another order ("the 14th, 16th and 117th" / "the
+  // 117th, 16th and 14th") are a reordering, which other readings judge.
+  std::sort(values_a.begin(), values_a.end());
+  std::sort(values_b.begin(), values_b.end());
+  if (out.change && values_a == values_b) return std::nullopt;
   return out;
 }
 }  // namespace
 
 std::optional<NumberChange> changed_numbers(std::string_view a, std::string_view b) {
-  const auto folded_a = surface_text(a), folded_b = surface_text(b);
-  const auto wa = words_of(folded_a), wb = words_of(folded_b);
-  if (wa.size() != wb.size()) return std::nullopt;
-  std::optional<NumberChange> change;
-  NumberKind kind = NumberKind::none;
-  for (size_t i = 0; i < wa.size(); ++i) {
-    if (wa[i] == wb[i]) continue;
-    const auto ka = number_kind(wa[i]), kb = number_kind(wb[i]);
-    if (ka == NumberKind::none || ka != kb || (kind != NumberKind::none && ka != kind)) return std::nullopt;
-    kind = ka;
-    if (ka == NumberKind::digits && digits_value(wa[i]) == digits_value(wb[i])) continue;
-    if (!change) change = NumberChange{std::string(wa[i]), std::string(wb[i])};
-  }
-  return change;
+  auto compared = compare_numbers(a, b);
+  return compared ? compared->change : std::nullopt;
+}
+
+bool respelled_numbers(std::string_view a, std::string_view b) {
+  const auto compared = compare_numbers(a, b);
+  return compared && !compared->change && compared->respelled;
 }
 
 bool SurfaceSpellings::add(uint32_t identity, Spelling spelling) {
@@ -453,7 +516,10 @@ SurfaceSpellings::PairReadings SurfaceSpellings::readings(std::span<const uint32
   out.transposition = text::transposed_words(texts->a, texts->b).has_value();
   if (texts->run <= kSwapPieces) {
     out.name_swap = text::swapped_name(texts->a, texts->b).has_value();
-    out.number_change = text::changed_numbers(texts->a, texts->b).has_value();
+    if (const auto numbers = compare_numbers(texts->a, texts->b)) {
+      out.number_change = numbers->change.has_value();
+      out.number_respelling = !numbers->change && numbers->respelled;
+    }
   }
   return out;
 }

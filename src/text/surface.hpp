@@ -78,16 +78,23 @@ const std::vector<std::string>& english_number_words();
 // Two texts the same but for numbers: "Is port 6379 open?" / "Is port 6380
 // open?", "The meeting lasted thirteen minutes." / "... thirty minutes.".
 // Words are those of surface_text (case, spacing and sentence punctuation do
-// not count). Every word that differs is a number in both texts, all of one
-// kind: digits (a word of digits with '.', ',', ':' or '-' between them:
-// "3.5", "1,000", "-5") or number words (english_number_words), and at least
-// one differs in value ("1,000" / "1000" is the same number). A number
-// written one way against the other ("ten" / "10", "16gb" / "8gb") is none:
-// such pairs are as often the same.
+// not count). Every word that differs is a number in both texts, read by its
+// value: digits (with '.', ',', ':' or '-' between them: "3.5", "1,000",
+// "-5"), a number word (english_number_words, "ten" is 10), or digits with a
+// currency sign before them or a unit or ordinal ending glued on ("$500",
+// "16gb", "10%", "2nd"). Both sides of each differing word agree in sign and
+// unit ("16gb" / "16tb" is none; "2nd" / "5th" counts), and at least one
+// value differs: "ten" / "10" and "1,000" / "1000" are one number written two
+// ways. The same numbers in another order are none.
 struct NumberChange {
   std::string from, to;  // the first changed number, as the two texts spell it
 };
 std::optional<NumberChange> changed_numbers(std::string_view a, std::string_view b);
+
+// Two texts the same but for numbers written another way with the same value,
+// as changed_numbers reads them ("ten" / "10", "2 years" / "two years",
+// "1,000" / "1000"): a surface variant.
+bool respelled_numbers(std::string_view a, std::string_view b);
 
 // How the pieces of registered vocabularies spell text.
 class SurfaceSpellings {
@@ -127,10 +134,11 @@ class SurfaceSpellings {
   // for swapped_name.
   std::optional<NumberChange> changed_numbers(std::span<const uint32_t> a, std::span<const uint32_t> b,
                                               const CaseFolds* folds = nullptr) const;
-  // The three readings above of one pair, its pieces spelled once: each as
-  // the method of its name gives it.
+  // The three readings above and respelled_numbers of one pair, its pieces
+  // spelled once: each as the method of its name gives it.
   struct PairReadings {
     bool name_swap = false, transposition = false, number_change = false;
+    bool number_respelling = false;  // respelled_numbers, within the name swap's run limit
   };
   PairReadings readings(std::span<const uint32_t> a, std::span<const uint32_t> b,
                         const CaseFolds* folds = nullptr) const;

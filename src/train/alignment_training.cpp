@@ -538,9 +538,8 @@ PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<La
         const auto a = verify::token_identities(pieces[2 * (i - begin)]);
         const auto b = verify::token_identities(pieces[2 * (i - begin) + 1]);
         const int label = g.pairs[i].label;
-        if (fits.surface) count(*fits.surface, g.name, spellings->same_surface(a, b), label);
-        if (!fits.names && !fits.transpositions && !fits.numbers) continue;
         const auto read = spellings->readings(a, b, folds.get());
+        if (fits.surface) count(*fits.surface, g.name, spellings->same_surface(a, b) || read.number_respelling, label);
         if (fits.names) count(*fits.names, g.name, read.name_swap, label);
         if (fits.transpositions) count(*fits.transpositions, g.name, read.transposition, label);
         if (fits.numbers) count(*fits.numbers, g.name, read.number_change, label);

@@ -237,8 +237,8 @@ using NumberCapFit = PairRuleCapFit;
 
 // The floor under P of surface matches (verify::Calibration::surface_floor):
 // among the dev pairs whose texts are the same on the surface
-// (text::SurfaceSpellings::same_surface of their pieces), (same + 1) /
-// (pairs + 2).
+// (text::SurfaceSpellings::same_surface of their pieces, or a number written
+// another way: the readings' number_respelling), (same + 1) / (pairs + 2).
 struct SurfaceFloorFit {
   size_t pairs = 0, same = 0;
   std::map<std::string, std::pair<size_t, size_t>> by_group;  // group -> (pairs, same)

@@ -550,7 +550,9 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
         const auto read = spellings->readings(given.query_ids, given.candidate_ids, case_folds.get());
         (*signals)[i] = uint8_t((identity_signal(features) ? kIdentitySignalBit : 0) |
                                 (minimal_flip(features) ? kMinimalFlipBit : 0) |
-                                (spellings->same_surface(given.query_ids, given.candidate_ids) ? kSurfaceMatchBit : 0) |
+                                (spellings->same_surface(given.query_ids, given.candidate_ids) || read.number_respelling
+                                     ? kSurfaceMatchBit
+                                     : 0) |
                                 (read.name_swap ? kNameSwapBit : 0) | (read.transposition ? kTranspositionBit : 0) |
                                 (read.number_change ? kNumberChangeBit : 0));
       }

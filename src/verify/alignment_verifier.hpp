@@ -85,7 +85,7 @@ struct CalibrationGate {
 // What the calibration's rules read of a pair. identity_signal:
 // verify::identity_signal (true where unknown, so a gate band never applies);
 // minimal_flip: verify::minimal_flip; surface_match: the texts are the same
-// on the surface; name_swap: they differ by a swapped name; transposition:
+// on the surface, numbers written another way aside; name_swap: they differ by a swapped name; transposition:
 // two of their words trade places; number_change: they differ by numbers
 // alone (each false where unknown).
 struct RuleSignals {
@@ -116,8 +116,9 @@ struct Calibration {
   // "decrease volume"); in a minimal pair an opposite is the difference.
   float flip_cap = 1;
   // P of a pair whose texts are the same but for case, spacing, apostrophes
-  // and sentence punctuation (text::SurfaceSpellings::same_surface) is at
-  // least this, the share of same-meaning pairs among such dev pairs (0: no
+  // and sentence punctuation (text::SurfaceSpellings::same_surface), or for
+  // a number written another way ("ten" / "10", text::respelled_numbers), is
+  // at least this, the share of same-meaning pairs among such dev pairs (0: no
   // floor). The network reads "\u2581Machine" and "\u2581machine" as
   // different tokens whose vectors USE-lite sets apart, so it refuses "What is
   // Machine Learning?" for "What is machine learning?".
@@ -137,9 +138,9 @@ struct Calibration {
   // swapped direction ("from X to Y", "convert X to Y") keeps every word and
   // most of the map, and it serves it.
   float transposition_cap = 1;
-  // P of a pair whose texts are the same but for numbers of one kind
+  // P of a pair whose texts are the same but for numbers changed in value
   // (text::changed_numbers: "lasted thirteen minutes" / "lasted thirty
-  // minutes", "port 6379" / "port 6380") is at most this, the share of
+  // minutes", "port 6379" / "port 6380", "16gb" / "8gb") is at most this, the share of
   // same-meaning pairs among such dev pairs (1: no cap). The network learned
   // the number feature on digits and weighs a number word much less, so it
   // served most changed number words.
@@ -192,7 +193,8 @@ class AlignmentVerifier final : public Verifier {
   // With `signals`, also each pair's kIdentitySignalBit (verify::identity_signal;
   // set for an empty map) and kMinimalFlipBit (verify::minimal_flip), from the
   // same features, kSurfaceMatchBit (text::SurfaceSpellings::same_surface
-  // of the context's identities, through the registered spellings),
+  // of the context's identities, through the registered spellings, or their
+  // readings' number_respelling),
   // kNameSwapBit (text::SurfaceSpellings::swapped_name of them),
   // kTranspositionBit (text::SurfaceSpellings::transposed of them) and
   // kNumberChangeBit (text::SurfaceSpellings::changed_numbers of them).

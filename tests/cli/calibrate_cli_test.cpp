@@ -101,7 +101,7 @@ TEST(CalibrateCli, TranspositionCapOnAKeptCalibration) {
 }
 
 TEST(CalibrateCli, NumberCapOnAKeptCalibration) {
-  // Rows 0-2 change numbers of one kind; 3 writes a number two ways, 4 changes
+  // Rows 0-2 change numbers; 3 writes a number two ways, 4 changes
   // a number and a word, 5 is a paraphrase.
   expect_kept_cap("--number-cap", "number_cap", &verity::verify::Calibration::number_cap,
                   R"({"a": "The meeting lasted thirteen minutes.", "b": "The meeting lasted thirty minutes.", "label": 0})" "\n"

@@ -277,7 +277,7 @@ TEST(SurfaceSpellings, TranspositionsFromPieces) {
   EXPECT_FALSE(s.transposed(there, unknown, &folds));
 }
 
-TEST(ChangedNumbers, NumbersOfOneKindChanged) {
+TEST(ChangedNumbers, NumbersChangedInValue) {
   const auto port = changed_numbers("Is port 6379 open by default?", "is port 6380 open by default");
   ASSERT_TRUE(port.has_value());
   EXPECT_EQ(port->from, "6379");
@@ -290,21 +290,56 @@ TEST(ChangedNumbers, NumbersOfOneKindChanged) {
   EXPECT_TRUE(changed_numbers("from 1,000 to 2,000 people", "from 1,000 to 3,000 people"));
   EXPECT_TRUE(changed_numbers("Walk 5 km in 40 minutes", "Walk 6 km in 50 minutes"));  // two numbers
   EXPECT_TRUE(changed_numbers("It is -5 outside", "It is 5 outside"));
+  // Read by value, whichever way each side writes it.
+  EXPECT_TRUE(changed_numbers("The flight takes ten hours.", "The flight takes 12 hours."));
+  EXPECT_TRUE(changed_numbers("ten cats and 4 dogs", "twelve cats and 5 dogs"));
+  EXPECT_TRUE(changed_numbers("Take the pill thrice a day.", "Take the pill twice a day."));
+  // Glued to a sign, a unit or an ordinal ending.
+  const auto ram = changed_numbers("Is 16gb of RAM enough?", "is 8GB of RAM enough");
+  ASSERT_TRUE(ram.has_value());
+  EXPECT_EQ(ram->from, "16gb");
+  EXPECT_EQ(ram->to, "8gb");
+  EXPECT_TRUE(changed_numbers("Is a $500 laptop enough?", "Is a $1,500 laptop enough?"));
+  EXPECT_TRUE(changed_numbers("Who finished 3rd?", "Who finished 1st?"));
+  EXPECT_TRUE(changed_numbers("in the 2nd season", "in the 5th season"));
+  EXPECT_TRUE(changed_numbers("a 5% rate", "a 15% rate"));
+  EXPECT_TRUE(changed_numbers("costs \u20AC20", "costs \u20AC25"));
+  EXPECT_TRUE(changed_numbers("version 1.0.0", "version 1.0"));  // trailing zeros count beside a second '.'
 }
 
 TEST(ChangedNumbers, NoChangeWhereTheValueOrTheWordsSayOtherwise) {
   EXPECT_FALSE(changed_numbers("What are your top ten films?", "What are your top 10 films?"));  // written two ways
   EXPECT_FALSE(changed_numbers("about 1,000 people", "about 1000 people"));                       // the same value
-  EXPECT_FALSE(changed_numbers("a 16gb phone", "an 8gb phone"));            // not numbers alone, and "a" / "an"
-  EXPECT_FALSE(changed_numbers("a 16gb phone", "a 8gb phone"));             // "16gb" is no number
+  EXPECT_FALSE(changed_numbers("The flight takes ten hours.", "The flight takes 10 hours."));     // the same value
+  EXPECT_FALSE(changed_numbers("It costs 3.50 now", "It costs 3.5 now"));                        // the same value
+  EXPECT_FALSE(changed_numbers("a 16gb phone", "an 8gb phone"));            // not numbers alone: "a" / "an"
+  EXPECT_FALSE(changed_numbers("a 16gb phone", "a 16tb phone"));            // another unit
+  EXPECT_FALSE(changed_numbers("at 10am", "at 10pm"));                      // another unit
+  EXPECT_FALSE(changed_numbers("$20 each", "\u20AC20 each"));                // another sign
+  EXPECT_FALSE(changed_numbers("twice a day", "2 a day"));                  // "twice" is 2 times
+  EXPECT_FALSE(changed_numbers("an Intel i3 chip", "an Intel i5 chip"));    // a word that holds a digit
+  EXPECT_FALSE(changed_numbers("a 2.50 kg bag", "a 2.5 kg bag"));          // the same value
   EXPECT_FALSE(changed_numbers("one cat", "two cats"));                     // "one" is no number word; "cats"
-  EXPECT_FALSE(changed_numbers("ten cats and 4 dogs", "twelve cats and 5 dogs"));  // two kinds
+  EXPECT_FALSE(changed_numbers("the 14th, 16th and 117th lines", "the 117th, 16th and 14th lines"));  // reordered
   EXPECT_FALSE(changed_numbers("Is port 6379 open?", "Is port 6380 closed?"));     // another word too
   EXPECT_FALSE(changed_numbers("Is port 6379 open?", "Is port 6379 open?"));       // nothing changed
   EXPECT_FALSE(changed_numbers("Is port 6379 open?", "Is the port 6380 open?"));   // another length
   EXPECT_FALSE(changed_numbers("", ""));
   EXPECT_EQ(english_number_words().front(), "zero");
   EXPECT_EQ(std::count(english_number_words().begin(), english_number_words().end(), "one"), 0);
+}
+
+TEST(RespelledNumbers, OnlyTheSameValuesWrittenAnotherWay) {
+  EXPECT_TRUE(respelled_numbers("The flight takes ten hours.", "the flight takes 10 hours"));
+  EXPECT_TRUE(respelled_numbers("The warranty lasts 2 years.", "The warranty lasts two years."));
+  EXPECT_TRUE(respelled_numbers("about 1,000 people", "about 1000 people"));
+  EXPECT_TRUE(respelled_numbers("three cats and 4 dogs", "3 cats and four dogs"));
+  EXPECT_FALSE(respelled_numbers("The flight takes ten hours.", "The flight takes 12 hours."));  // a change
+  EXPECT_FALSE(respelled_numbers("ten cats and 4 dogs", "10 cats and 5 dogs"));  // a change beside it
+  EXPECT_FALSE(respelled_numbers("ten hours", "10 days"));                       // another word
+  EXPECT_FALSE(respelled_numbers("twice a day", "2 a day"));                     // "twice" is 2 times
+  EXPECT_FALSE(respelled_numbers("ten hours", "Ten hours."));                    // the same surface
+  EXPECT_FALSE(respelled_numbers("", ""));
 }
 
 // From token identities: the same answers as from the texts.
@@ -336,7 +371,7 @@ TEST(SurfaceSpellings, ReadingsAgreeWithEachReading) {
   SurfaceSpellings s;
   const std::vector<std::string> vocabulary = {"<unk>", "<s>", "\u2581flights", "\u2581from", "\u2581Boston",
                                                "\u2581to", "\u2581Denver", "\u2581Chicago", "\u25813",
-                                               "\u25814", "\u2581pm", "\u2581and"};
+                                               "\u25814", "\u2581pm", "\u2581and", "\u2581three"};
   s.add_sentencepiece(vocabulary, 2);
   const CaseFolds folds(vocabulary);
   const auto base = ids({"\u2581flights", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Denver", "\u25813",
@@ -346,7 +381,8 @@ TEST(SurfaceSpellings, ReadingsAgreeWithEachReading) {
       ids({"\u2581flights", "\u2581from", "\u2581Denver", "\u2581to", "\u2581Boston", "\u25813", "\u2581pm"}),
       ids({"\u2581flights", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Chicago", "\u25813", "\u2581pm"}),
       ids({"\u2581flights", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Denver", "\u25814", "\u2581pm"}),
-      ids({"<unk>", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Denver", "\u25814", "\u2581pm"})};
+      ids({"<unk>", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Denver", "\u25814", "\u2581pm"}),
+      ids({"\u2581flights", "\u2581from", "\u2581Boston", "\u2581to", "\u2581Denver", "\u2581three", "\u2581pm"})};
   // Differing runs of 23 and 22 pieces (20 of "and" between the two places
   // that differ): past 12, within 64. The swap is a transposition; the two
   // changed numbers are read as no change, as changed_numbers reads them.
@@ -373,9 +409,10 @@ TEST(SurfaceSpellings, ReadingsAgreeWithEachReading) {
       EXPECT_EQ(read.transposition, s.transposed(base, other, f).has_value());
       EXPECT_EQ(read.name_swap, s.swapped_name(base, other, f).has_value());
       EXPECT_EQ(read.number_change, s.changed_numbers(base, other, f).has_value());
-      fired += read.transposition + read.name_swap + read.number_change;
+      EXPECT_EQ(read.number_respelling, &other == &others.back());  // "3 pm" / "three pm"
+      fired += read.transposition + read.name_swap + read.number_change + read.number_respelling;
     }
-  EXPECT_EQ(fired, 6u);  // each of the three, with and without folds
+  EXPECT_EQ(fired, 8u);  // each of the four, with and without folds
 }
 
 TEST(SurfaceSpellings, TokenizersRegisterTheirSpellings) {

@@ -853,7 +853,8 @@ TEST(AlignmentVerifier, SurfaceFloorRaisesOnlyTextsTheSameOnTheSurface) {
   const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
                                                 {"<x3>", 0}, {"\u2581Close", -1}, {"\u2581close", -1},
                                                 {"\u2581open", -1}, {"\u2581the", -1}, {"\u2581Valve", -1},
-                                                {"\u2581valve", -1}, {".", -1}});
+                                                {"\u2581valve", -1}, {".", -1}, {"\u2581ten", -1},
+                                                {"\u258110", -1}, {"\u258112", -1}, {"\u2581times", -1}});
   EXPECT_GT(tokenizer.size(), 0u);
   auto v = tiny_verifier(13);
   Calibration cal;
@@ -874,11 +875,18 @@ TEST(AlignmentVerifier, SurfaceFloorRaisesOnlyTextsTheSameOnTheSurface) {
   const float unfloored = score(upper, lower);
   ASSERT_LT(unfloored, 0.5f);
   const float other = score(upper, opposite);
+  const std::vector<std::string> words = {"\u2581close", "\u2581ten", "\u2581times"};
+  const std::vector<std::string> digits = {"\u2581Close", "\u258110", "\u2581times", "."};
+  const std::vector<std::string> twelve = {"\u2581close", "\u258112", "\u2581times"};
+  ASSERT_LT(score(words, digits), 0.5f);
+  const float changed = score(words, twelve);
   cal.surface_floor = 0.9f;
   v->set_calibration(cal);
   EXPECT_FLOAT_EQ(score(upper, lower), 0.9f);
   EXPECT_FLOAT_EQ(score(lower, upper), 0.9f);
   EXPECT_FLOAT_EQ(score(upper, opposite), other);  // another word: no floor
+  EXPECT_FLOAT_EQ(score(words, digits), 0.9f);     // one number written two ways
+  EXPECT_FLOAT_EQ(score(words, twelve), changed);  // another value: no floor
   {  // the trace gives the same score and says the floor raised it
     const size_t dim = 8;
     const std::vector<SimilarityMap> maps = {
@@ -1012,12 +1020,12 @@ TEST(AlignmentVerifier, TranspositionCapLowersOnlyTwoWordsTradingPlaces) {
 }
 
 // The number cap lowers P of a pair whose texts are the same but for numbers
-// of one kind, and only that, and travels in the file (version 15; absent
+// changed in value, and only that, and travels in the file (version 15; absent
 // when 1).
 TEST(AlignmentVerifier, NumberCapLowersOnlyChangedNumbers) {
   const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
                                                 {"<x3>", 0}, {"\u2581lasted", -1}, {"\u2581thirteen", -1},
-                                                {"\u2581thirty", -1}, {"\u258113", -1}, {"\u2581minutes", -1},
+                                                {"\u2581thirty", -1}, {"\u258113", -1}, {"\u258130", -1}, {"\u2581minutes", -1},
                                                 {"\u2581hours", -1}});
   EXPECT_GT(tokenizer.size(), 0u);
   auto v = tiny_verifier(23);
@@ -1035,6 +1043,7 @@ TEST(AlignmentVerifier, NumberCapLowersOnlyChangedNumbers) {
   v->set_calibration(cal);
   EXPECT_FLOAT_EQ(pairs.score(thirteen, thirty), 0.2f);
   EXPECT_FLOAT_EQ(pairs.score(thirty, thirteen), 0.2f);
+  EXPECT_FLOAT_EQ(pairs.score(thirteen, {"\u2581lasted", "\u258130", "\u2581minutes"}), 0.2f);  // by value
   EXPECT_FLOAT_EQ(pairs.score(thirteen, digits), written);  // written two ways: no cap
   EXPECT_FLOAT_EQ(pairs.score(thirteen, hours), other);     // another word: no cap
   const auto t = pairs.trace(thirteen, thirty);
