@@ -329,6 +329,16 @@ TEST(ChangedNumbers, NoChangeWhereTheValueOrTheWordsSayOtherwise) {
   EXPECT_EQ(std::count(english_number_words().begin(), english_number_words().end(), "one"), 0);
 }
 
+// Every number word of F5's lexicon has a value for the number rules: a
+// word added to the list without one would be read as no number.
+TEST(ChangedNumbers, EveryNumberWordHasAValue) {
+  for (const auto& word : english_number_words()) {
+    const bool in_times = word == "twice" || word == "thrice" || word == "half";  // no digits say them
+    EXPECT_EQ(changed_numbers("it is " + word, "it is 987654").has_value(), !in_times) << word;
+    EXPECT_FALSE(respelled_numbers("it is " + word, "it is 987654")) << word;
+  }
+}
+
 TEST(RespelledNumbers, OnlyTheSameValuesWrittenAnotherWay) {
   EXPECT_TRUE(respelled_numbers("The flight takes ten hours.", "the flight takes 10 hours"));
   EXPECT_TRUE(respelled_numbers("The warranty lasts 2 years.", "The warranty lasts two years."));
