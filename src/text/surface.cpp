@@ -242,7 +242,7 @@ namespace {
 struct NumberReading {
   std::string sign;   // a currency sign before digits: "$500"
   std::string value;  // "1,000" and "thousand" are "1000"; "3.50" is "3.5"
-  std::string unit;   // letters or "%" after digits ("16gb", "10%"); every ordinal ending is "#th"
+  std::string unit;   // letters or "%" after digits ("16gb", "10%", "10am"); every ordinal ending is "#th"
 };
 
 std::optional<NumberReading> number_word(std::string_view word) {
@@ -262,6 +262,18 @@ std::optional<NumberReading> number_word(std::string_view word) {
   if (word == "thrice") return NumberReading{"", "3", "times"};
   if (word == "half") return NumberReading{"", "half", "half"};
   return std::nullopt;
+}
+
+// A decimal value times a thousand: "1.5" is "1500", "20" is "20000".
+std::string thousand_times(const std::string& value) {
+  const size_t dot = value.find('.');
+  std::string whole = value.substr(0, dot), fraction = dot == std::string::npos ? "" : value.substr(dot + 1);
+  fraction.resize(std::max<size_t>(fraction.size(), 3), '0');
+  std::string out = whole + fraction.substr(0, 3);
+  if (fraction.size() > 3) out += '.' + fraction.substr(3);
+  const size_t first = out.find_first_not_of('0');
+  out.erase(0, std::min(first, out.find('.') == std::string::npos ? out.size() - 1 : out.find('.') - 1));
+  return out;
 }
 
 std::optional<NumberReading> read_number(std::string_view word) {
@@ -291,6 +303,10 @@ std::optional<NumberReading> read_number(std::string_view word) {
     if (out.value.back() == '.') out.value.pop_back();
   }
   out.unit = (unit == "st" || unit == "nd" || unit == "rd" || unit == "th") ? "#th" : std::string(unit);
+  // "k" multiplies ("20k" is 20000) rather than names a unit.
+  if (unit == "k" && out.value.find_first_of(":-") == std::string::npos &&
+      std::count(out.value.begin(), out.value.end(), '.') <= 1)
+    out.value = thousand_times(out.value), out.unit.clear();
   return out;
 }
 }  // namespace
@@ -308,15 +324,21 @@ std::optional<NumberComparison> compare_numbers(std::string_view a, std::string_
   if (wa.size() != wb.size()) return std::nullopt;
   NumberComparison out;
   std::vector<std::string> values_a, values_b;
+  // A sign or unit on one side alone says nothing sure ("20k" / "20000",
+  // "10%" / "10"); two that differ are another quantity ("16gb" / "16tb").
+  const auto comparable = [](const std::string& x, const std::string& y) {
+    return x == y || (!x.empty() && !y.empty());
+  };
   for (size_t i = 0; i < wa.size(); ++i) {
     if (wa[i] == wb[i]) continue;
     const auto ra = read_number(wa[i]), rb = read_number(wb[i]);
-    if (!ra || !rb || ra->sign != rb->sign || ra->unit != rb->unit) return std::nullopt;
-    if (ra->value == rb->value) {
+    if (!ra || !rb || !comparable(ra->sign, rb->sign) || !comparable(ra->unit, rb->unit)) return std::nullopt;
+    auto key_a = ra->sign + ' ' + ra->value + ' ' + ra->unit, key_b = rb->sign + ' ' + rb->value + ' ' + rb->unit;
+    if (key_a == key_b) {
       out.respelled = true;
       continue;
     }
-    values_a.push_back(ra->value), values_b.push_back(rb->value);
+    values_a.push_back(std::move(key_a)), values_b.push_back(std::move(key_b));
     if (!out.change) out.change = NumberChange{std::string(wa[i]), std::string(wb[i])};
   }
   // The same numbers in another order ("the 14th, 16th and 117th" / "the

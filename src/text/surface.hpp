@@ -82,10 +82,12 @@ const std::vector<std::string>& english_number_words();
 // value: digits (with '.', ',', ':' or '-' between them: "3.5", "1,000",
 // "-5"), a number word (english_number_words, "ten" is 10), or digits with a
 // currency sign before them or a unit or ordinal ending glued on ("$500",
-// "16gb", "10%", "2nd"). Both sides of each differing word agree in sign and
-// unit ("16gb" / "16tb" is none; "2nd" / "5th" counts), and at least one
-// value differs: "ten" / "10" and "1,000" / "1000" are one number written two
-// ways. The same numbers in another order are none.
+// "16gb", "10%", "2nd"). Each differing word changes in value, or in a sign
+// or unit both sides have ("16gb" / "8gb", "16gb" / "16tb", "10am" / "10pm";
+// the ordinal endings are one unit, so "2nd" / "5th" is a change in value);
+// a sign or unit on one side alone is none ("20k" / "20000"). "ten" / "10"
+// and "1,000" / "1000" are one number written two ways. The same numbers in
+// another order are none.
 struct NumberChange {
   std::string from, to;  // the first changed number, as the two texts spell it
 };

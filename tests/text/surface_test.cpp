@@ -305,6 +305,13 @@ TEST(ChangedNumbers, NumbersChangedInValue) {
   EXPECT_TRUE(changed_numbers("a 5% rate", "a 15% rate"));
   EXPECT_TRUE(changed_numbers("costs \u20AC20", "costs \u20AC25"));
   EXPECT_TRUE(changed_numbers("version 1.0.0", "version 1.0"));  // trailing zeros count beside a second '.'
+  // Another unit or sign, both sides having one.
+  EXPECT_TRUE(changed_numbers("a 16gb phone", "a 16tb phone"));
+  EXPECT_TRUE(changed_numbers("The train leaves at 10am.", "The train leaves at 10pm."));
+  EXPECT_TRUE(changed_numbers("$20 each", "\u20AC20 each"));
+  EXPECT_TRUE(changed_numbers("under 20k", "under 25000"));
+  EXPECT_TRUE(changed_numbers("about 0.5k", "about 50"));
+  EXPECT_FALSE(changed_numbers("the 1st and 2gb", "the 2gb and 1st"));  // the same quantities reordered
 }
 
 TEST(ChangedNumbers, NoChangeWhereTheValueOrTheWordsSayOtherwise) {
@@ -313,9 +320,11 @@ TEST(ChangedNumbers, NoChangeWhereTheValueOrTheWordsSayOtherwise) {
   EXPECT_FALSE(changed_numbers("The flight takes ten hours.", "The flight takes 10 hours."));     // the same value
   EXPECT_FALSE(changed_numbers("It costs 3.50 now", "It costs 3.5 now"));                        // the same value
   EXPECT_FALSE(changed_numbers("a 16gb phone", "an 8gb phone"));            // not numbers alone: "a" / "an"
-  EXPECT_FALSE(changed_numbers("a 16gb phone", "a 16tb phone"));            // another unit
-  EXPECT_FALSE(changed_numbers("at 10am", "at 10pm"));                      // another unit
-  EXPECT_FALSE(changed_numbers("$20 each", "\u20AC20 each"));                // another sign
+  EXPECT_FALSE(changed_numbers("under 20k", "under 20000"));               // "k" is a thousand
+  EXPECT_FALSE(changed_numbers("under 1k", "under 1000rs"));                // a unit on one side alone
+  EXPECT_FALSE(changed_numbers("about 1.5k", "about 1,500"));               // the same value
+  EXPECT_FALSE(changed_numbers("a 10% rise", "a 10 rise"));                 // a unit on one side alone
+  EXPECT_FALSE(changed_numbers("$20 each", "20 each"));                     // a sign on one side alone
   EXPECT_FALSE(changed_numbers("twice a day", "2 a day"));                  // "twice" is 2 times
   EXPECT_FALSE(changed_numbers("an Intel i3 chip", "an Intel i5 chip"));    // a word that holds a digit
   EXPECT_FALSE(changed_numbers("a 2.50 kg bag", "a 2.5 kg bag"));          // the same value
@@ -344,6 +353,8 @@ TEST(RespelledNumbers, OnlyTheSameValuesWrittenAnotherWay) {
   EXPECT_TRUE(respelled_numbers("The warranty lasts 2 years.", "The warranty lasts two years."));
   EXPECT_TRUE(respelled_numbers("about 1,000 people", "about 1000 people"));
   EXPECT_TRUE(respelled_numbers("three cats and 4 dogs", "3 cats and four dogs"));
+  EXPECT_TRUE(respelled_numbers("a phone under 20k", "a phone under 20,000"));
+  EXPECT_TRUE(respelled_numbers("about 0.25k", "about 250"));
   EXPECT_FALSE(respelled_numbers("The flight takes ten hours.", "The flight takes 12 hours."));  // a change
   EXPECT_FALSE(respelled_numbers("ten cats and 4 dogs", "10 cats and 5 dogs"));  // a change beside it
   EXPECT_FALSE(respelled_numbers("ten hours", "10 days"));                       // another word
