@@ -271,8 +271,7 @@ std::string thousand_times(const std::string& value) {
   fraction.resize(std::max<size_t>(fraction.size(), 3), '0');
   std::string out = whole + fraction.substr(0, 3);
   if (fraction.size() > 3) out += '.' + fraction.substr(3);
-  const size_t first = out.find_first_not_of('0');
-  out.erase(0, std::min(first, out.find('.') == std::string::npos ? out.size() - 1 : out.find('.') - 1));
+  while (out.size() > 1 && out[0] == '0' && out[1] != '.') out.erase(0, 1);  // "0250" is "250"
   return out;
 }
 
