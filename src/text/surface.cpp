@@ -208,9 +208,10 @@ std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b) {
   return NameSwap{std::string(x), std::string(y)};
 }
 
-std::optional<Transposition> transposed_words(std::string_view a, std::string_view b) {
-  const auto folded_a = surface_text(a), folded_b = surface_text(b);
-  const auto wa = words_of(folded_a), wb = words_of(folded_b);
+namespace {
+// transposed_words over the words of the two folded surfaces.
+std::optional<Transposition> transposed_in(const std::vector<std::string_view>& wa,
+                                           const std::vector<std::string_view>& wb) {
   if (wa.size() != wb.size()) return std::nullopt;
   std::vector<size_t> differing;
   for (size_t i = 0; i < wa.size(); ++i)
@@ -224,15 +225,11 @@ std::optional<Transposition> transposed_words(std::string_view a, std::string_vi
   if ((is_english_stopword(wa[i]) && is_english_stopword(wa[j])) || coordinated(wa, i, j)) return std::nullopt;
   return Transposition{std::string(wa[i]), std::string(wa[j])};
 }
+}  // namespace
 
-const std::vector<std::string>& english_number_words() {
-  static const std::vector<std::string> words = {
-      "zero",      "two",      "three",    "four",     "five",     "six",      "seven",   "eight",  "nine",
-      "ten",       "eleven",   "twelve",   "thirteen", "fourteen", "fifteen",  "sixteen", "seventeen",
-      "eighteen",  "nineteen", "twenty",   "thirty",   "forty",    "fifty",    "sixty",   "seventy",
-      "eighty",    "ninety",   "hundred",  "thousand", "million",  "billion",  "trillion", "dozen",
-      "twice",     "thrice",   "half"};
-  return words;
+std::optional<Transposition> transposed_words(std::string_view a, std::string_view b) {
+  const auto folded_a = surface_text(a), folded_b = surface_text(b);
+  return transposed_in(words_of(folded_a), words_of(folded_b));
 }
 
 namespace {
@@ -245,24 +242,22 @@ struct NumberReading {
   std::string unit;   // letters or "%" after digits ("16gb", "10%", "10am"); every ordinal ending is "#th"
 };
 
-std::optional<NumberReading> number_word(std::string_view word) {
-  static constexpr std::pair<std::string_view, std::string_view> kValues[] = {
-      {"zero", "0"},        {"two", "2"},          {"three", "3"},        {"four", "4"},
-      {"five", "5"},        {"six", "6"},          {"seven", "7"},        {"eight", "8"},
-      {"nine", "9"},        {"ten", "10"},         {"eleven", "11"},      {"twelve", "12"},
-      {"thirteen", "13"},   {"fourteen", "14"},    {"fifteen", "15"},     {"sixteen", "16"},
-      {"seventeen", "17"},  {"eighteen", "18"},    {"nineteen", "19"},    {"twenty", "20"},
-      {"thirty", "30"},     {"forty", "40"},       {"fifty", "50"},       {"sixty", "60"},
-      {"seventy", "70"},    {"eighty", "80"},      {"ninety", "90"},      {"hundred", "100"},
-      {"thousand", "1000"}, {"million", "1000000"}, {"billion", "1000000000"}, {"trillion", "1000000000000"},
-      {"dozen", "12"}};
-  for (const auto& [w, v] : kValues)
-    if (w == word) return NumberReading{"", std::string(v), ""};
-  if (word == "twice") return NumberReading{"", "2", "times"};
-  if (word == "thrice") return NumberReading{"", "3", "times"};
-  if (word == "half") return NumberReading{"", "half", "half"};
-  return std::nullopt;
-}
+// The number words, each with its reading: F5's lexicon and the number rules
+// read the same list.
+struct NumberWord {
+  std::string_view word, value, unit;
+};
+constexpr NumberWord kNumberWords[] = {
+    {"zero", "0", ""},        {"two", "2", ""},          {"three", "3", ""},       {"four", "4", ""},
+    {"five", "5", ""},        {"six", "6", ""},          {"seven", "7", ""},       {"eight", "8", ""},
+    {"nine", "9", ""},        {"ten", "10", ""},         {"eleven", "11", ""},     {"twelve", "12", ""},
+    {"thirteen", "13", ""},   {"fourteen", "14", ""},    {"fifteen", "15", ""},    {"sixteen", "16", ""},
+    {"seventeen", "17", ""},  {"eighteen", "18", ""},    {"nineteen", "19", ""},   {"twenty", "20", ""},
+    {"thirty", "30", ""},     {"forty", "40", ""},       {"fifty", "50", ""},      {"sixty", "60", ""},
+    {"seventy", "70", ""},    {"eighty", "80", ""},      {"ninety", "90", ""},     {"hundred", "100", ""},
+    {"thousand", "1000", ""}, {"million", "1000000", ""}, {"billion", "1000000000", ""},
+    {"trillion", "1000000000000", ""}, {"dozen", "12", ""}, {"twice", "2", "times"}, {"thrice", "3", "times"},
+    {"half", "half", "half"}};
 
 // A decimal value times a thousand: "1.5" is "1500", "20" is "20000".
 std::string thousand_times(const std::string& value) {
@@ -276,7 +271,8 @@ std::string thousand_times(const std::string& value) {
 }
 
 std::optional<NumberReading> read_number(std::string_view word) {
-  if (auto w = number_word(word)) return w;
+  for (const auto& n : kNumberWords)
+    if (n.word == word) return NumberReading{"", std::string(n.value), std::string(n.unit)};
   NumberReading out;
   for (const std::string_view sign : {"$", "\u20AC", "\u00A3", "\u00A5", "\u20B9"})
     if (word.starts_with(sign)) {
@@ -297,29 +293,28 @@ std::optional<NumberReading> read_number(std::string_view word) {
     if (!(ch >= 'a' && ch <= 'z') && ch != '%') return std::nullopt;  // a word that holds digits: "i3", "mp3s"
   for (const char ch : word.substr(0, end))
     if (ch != ',') out.value.push_back(ch);
-  if (std::count(out.value.begin(), out.value.end(), '.') == 1 && out.value.find_first_of(":-") == std::string::npos) {
+  // A plain decimal ("3.50", not "1.0.0", "10:30" or "1903-1967") reads by its value.
+  const bool decimal =
+      std::count(out.value.begin(), out.value.end(), '.') <= 1 && out.value.find_first_of(":-") == std::string::npos;
+  if (decimal && out.value.find('.') != std::string::npos) {
     while (out.value.back() == '0') out.value.pop_back();
     if (out.value.back() == '.') out.value.pop_back();
   }
   out.unit = (unit == "st" || unit == "nd" || unit == "rd" || unit == "th") ? "#th" : std::string(unit);
   // "k" multiplies ("20k" is 20000) rather than names a unit.
-  if (unit == "k" && out.value.find_first_of(":-") == std::string::npos &&
-      std::count(out.value.begin(), out.value.end(), '.') <= 1)
-    out.value = thousand_times(out.value), out.unit.clear();
+  if (unit == "k" && decimal) out.value = thousand_times(out.value), out.unit.clear();
   return out;
 }
-}  // namespace
 
-namespace {
 // Two texts whose surface words differ only in numbers, compared by value.
 struct NumberComparison {
   std::optional<NumberChange> change;  // the first number changed in value
   bool respelled = false;              // some number written two ways
 };
 
-std::optional<NumberComparison> compare_numbers(std::string_view a, std::string_view b) {
-  const auto folded_a = surface_text(a), folded_b = surface_text(b);
-  const auto wa = words_of(folded_a), wb = words_of(folded_b);
+// Over the words of the two folded surfaces.
+std::optional<NumberComparison> compare_numbers(const std::vector<std::string_view>& wa,
+                                                const std::vector<std::string_view>& wb) {
   if (wa.size() != wb.size()) return std::nullopt;
   NumberComparison out;
   std::vector<std::string> values_a, values_b;
@@ -347,7 +342,21 @@ std::optional<NumberComparison> compare_numbers(std::string_view a, std::string_
   if (out.change && values_a == values_b) return std::nullopt;
   return out;
 }
+
+std::optional<NumberComparison> compare_numbers(std::string_view a, std::string_view b) {
+  const auto folded_a = surface_text(a), folded_b = surface_text(b);
+  return compare_numbers(words_of(folded_a), words_of(folded_b));
+}
 }  // namespace
+
+const std::vector<std::string>& english_number_words() {
+  static const std::vector<std::string> words = [] {
+    std::vector<std::string> out;
+    for (const auto& n : kNumberWords) out.emplace_back(n.word);
+    return out;
+  }();
+  return words;
+}
 
 std::optional<NumberChange> changed_numbers(std::string_view a, std::string_view b) {
   auto compared = compare_numbers(a, b);
@@ -534,10 +543,13 @@ SurfaceSpellings::PairReadings SurfaceSpellings::readings(std::span<const uint32
   PairReadings out;
   const auto texts = spelled_if_close(a, b, folds, kTransposePieces);
   if (!texts) return out;
-  out.transposition = text::transposed_words(texts->a, texts->b).has_value();
+  // Folded once for the two readings that compare folded words.
+  const auto folded_a = surface_text(texts->a), folded_b = surface_text(texts->b);
+  const auto wa = words_of(folded_a), wb = words_of(folded_b);
+  out.transposition = transposed_in(wa, wb).has_value();
   if (texts->run <= kSwapPieces) {
     out.name_swap = text::swapped_name(texts->a, texts->b).has_value();
-    if (const auto numbers = compare_numbers(texts->a, texts->b)) {
+    if (const auto numbers = compare_numbers(wa, wb)) {
       out.number_change = numbers->change.has_value();
       out.number_respelling = !numbers->change && numbers->respelled;
     }
