@@ -3,8 +3,9 @@
 // must be a FormatError; every id must be in the vocabulary. The surface of the
 // text (text/surface.hpp) is well-formed UTF-8 when the text is, and the pieces'
 // surface matches itself unless it holds unknown text or nothing; a text is no
-// name swap or transposition of itself, and a swap or a transposition between
-// its two halves reads the same both ways round.
+// name swap, transposition or changed number of itself, and a swap, a
+// transposition, a changed number or a respelled one between its two halves
+// reads the same both ways round.
 #include <filesystem>
 #include <vector>
 
@@ -60,6 +61,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     VERITY_FUZZ_EXPECT(order.has_value() == order_back.has_value() &&
                            (!order || (order->first == order_back->second && order->second == order_back->first)),
                        "a transposition is symmetric");
+    VERITY_FUZZ_EXPECT(!text::changed_numbers(text, text) && !text::respelled_numbers(text, text),
+                       "a text changes no number of itself");
+    const auto changed = text::changed_numbers(front, back), changed_back = text::changed_numbers(back, front);
+    VERITY_FUZZ_EXPECT(changed.has_value() == changed_back.has_value() &&
+                           (!changed || (changed->from == changed_back->to && changed->to == changed_back->from)),
+                       "a changed number is symmetric");
+    const bool respelled = text::respelled_numbers(front, back);
+    VERITY_FUZZ_EXPECT(respelled == text::respelled_numbers(back, front) && !(respelled && changed),
+                       "a respelled number is symmetric and no change");
     (void)text::sentencepiece_normalize(text);
   });
   return 0;

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <vector>
 
 #include "text/analyzer.hpp"
@@ -270,9 +273,61 @@ std::string thousand_times(const std::string& value) {
   return out;
 }
 
+// Unit names, each with the unit it names: "10 kg", "10 kilograms" and
+// "10kg" are one quantity. Names that are also common words or other units
+// ("in", "m", "s", "pound") are left out.
+struct UnitName {
+  std::string_view name, unit;
+};
+constexpr UnitName kUnitNames[] = {
+    {"mg", "mg"},           {"milligram", "mg"},   {"milligrams", "mg"},   {"g", "g"},
+    {"gram", "g"},          {"grams", "g"},        {"kg", "kg"},           {"kgs", "kg"},
+    {"kilo", "kg"},         {"kilos", "kg"},       {"kilogram", "kg"},     {"kilograms", "kg"},
+    {"lb", "lb"},           {"lbs", "lb"},         {"oz", "oz"},           {"ounce", "oz"},
+    {"ounces", "oz"},       {"ton", "ton"},        {"tons", "ton"},        {"tonne", "ton"},
+    {"tonnes", "ton"},      {"mm", "mm"},          {"millimeter", "mm"},   {"millimeters", "mm"},
+    {"millimetre", "mm"},   {"millimetres", "mm"}, {"cm", "cm"},           {"centimeter", "cm"},
+    {"centimeters", "cm"},  {"centimetre", "cm"},  {"centimetres", "cm"},  {"meter", "meter"},
+    {"meters", "meter"},    {"metre", "meter"},    {"metres", "meter"},    {"km", "km"},
+    {"kms", "km"},          {"kilometer", "km"},   {"kilometers", "km"},   {"kilometre", "km"},
+    {"kilometres", "km"},   {"inch", "inch"},      {"inches", "inch"},     {"ft", "ft"},
+    {"foot", "ft"},         {"feet", "ft"},        {"yard", "yard"},       {"yards", "yard"},
+    {"mi", "mile"},         {"mile", "mile"},      {"miles", "mile"},      {"ml", "ml"},
+    {"milliliter", "ml"},   {"milliliters", "ml"}, {"millilitre", "ml"},   {"millilitres", "ml"},
+    {"l", "liter"},         {"liter", "liter"},    {"liters", "liter"},    {"litre", "liter"},
+    {"litres", "liter"},    {"gallon", "gallon"},  {"gallons", "gallon"},  {"gal", "gallon"},
+    {"ms", "ms"},           {"millisecond", "ms"}, {"milliseconds", "ms"}, {"sec", "second"},
+    {"secs", "second"},     {"second", "second"},  {"seconds", "second"},  {"min", "minute"},
+    {"mins", "minute"},     {"minute", "minute"},  {"minutes", "minute"},  {"h", "hour"},
+    {"hr", "hour"},         {"hrs", "hour"},       {"hour", "hour"},       {"hours", "hour"},
+    {"day", "day"},         {"days", "day"},       {"wk", "week"},         {"wks", "week"},
+    {"week", "week"},       {"weeks", "week"},     {"month", "month"},     {"months", "month"},
+    {"yr", "year"},         {"yrs", "year"},       {"year", "year"},       {"years", "year"},
+    {"decade", "decade"},   {"decades", "decade"}, {"century", "century"}, {"centuries", "century"},
+    {"am", "am"},           {"pm", "pm"},          {"kb", "kb"},           {"kilobyte", "kb"},
+    {"kilobytes", "kb"},    {"mb", "mb"},          {"megabyte", "mb"},     {"megabytes", "mb"},
+    {"gb", "gb"},           {"gigabyte", "gb"},    {"gigabytes", "gb"},    {"tb", "tb"},
+    {"terabyte", "tb"},     {"terabytes", "tb"},   {"%", "%"},             {"percent", "%"},
+    {"pct", "%"},           {"cent", "cent"},      {"cents", "cent"},      {"times", "times"}};
+
+// Currency names, each with the sign it stands for: "10 dollars" is "$10".
+constexpr UnitName kCurrencyNames[] = {
+    {"dollar", "$"}, {"dollars", "$"}, {"usd", "$"}, {"euro", "\u20AC"}, {"euros", "\u20AC"}, {"eur", "\u20AC"},
+    {"gbp", "\u00A3"}, {"yen", "\u00A5"}, {"rupee", "\u20B9"}, {"rupees", "\u20B9"}, {"rs", "\u20B9"},
+    {"inr", "\u20B9"}};
+
+std::optional<std::string_view> named(std::span<const UnitName> names, std::string_view word) {
+  for (const auto& n : names)
+    if (n.name == word) return n.unit;
+  return std::nullopt;
+}
+
 std::optional<NumberReading> read_number(std::string_view word) {
   for (const auto& n : kNumberWords)
     if (n.word == word) return NumberReading{"", std::string(n.value), std::string(n.unit)};
+  // "one" is mostly a pronoun for F5's lexicon, but facing another number
+  // ("one hour" / "two hours") it is the number 1.
+  if (word == "one") return NumberReading{"", "1", ""};
   NumberReading out;
   for (const std::string_view sign : {"$", "\u20AC", "\u00A3", "\u00A5", "\u20B9"})
     if (word.starts_with(sign)) {
@@ -300,10 +355,136 @@ std::optional<NumberReading> read_number(std::string_view word) {
     while (out.value.back() == '0') out.value.pop_back();
     if (out.value.back() == '.') out.value.pop_back();
   }
-  out.unit = (unit == "st" || unit == "nd" || unit == "rd" || unit == "th") ? "#th" : std::string(unit);
-  // "k" multiplies ("20k" is 20000) rather than names a unit.
-  if (unit == "k" && decimal) out.value = thousand_times(out.value), out.unit.clear();
+  if (unit == "st" || unit == "nd" || unit == "rd" || unit == "th") {
+    out.unit = "#th";
+  } else if (unit == "k" && decimal) {  // "k" multiplies ("20k" is 20000) rather than names a unit
+    out.value = thousand_times(out.value);
+  } else if (const auto currency = named(kCurrencyNames, unit); currency && out.sign.empty()) {
+    out.sign = *currency;  // "1000rs"
+  } else {
+    out.unit = named(kUnitNames, unit).value_or(unit);  // "10kgs" is "10 kg"; a unit of no name stays as written
+  }
   return out;
+}
+
+// The value of a word that may stand in a number of several words.
+std::optional<double> cardinal_value(std::string_view word) {
+  if (word == "one") return 1.0;
+  for (const auto& n : kNumberWords)
+    if (n.word == word && n.unit.empty()) return std::strtod(std::string(n.value).c_str(), nullptr);
+  return std::nullopt;
+}
+
+std::string value_text(double v) {
+  char buffer[64];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(buffer, sizeof buffer, "%.0f", v);
+  else std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
+// A number of several words from words[i] ("twenty five", "two hundred and
+// ten", "a hundred", "3 million", "$1.5 million", "two dozen"), with how many
+// words it takes; nullopt when fewer than two words make one. Each word must
+// be able to follow the one before: "five twenty" or "two three" are two
+// numbers, never one.
+std::optional<std::pair<NumberReading, size_t>> number_phrase(const std::vector<std::string_view>& words, size_t i) {
+  enum class Last { none, digits, small, tens, hundred, scale, dozen, conjunction };
+  Last last = Last::none;
+  double total = 0, group = 0, last_scale = 0;
+  NumberReading out;
+  const auto is_scale = [](double v) { return v >= 1000; };
+  size_t j = i;
+  for (; j < words.size(); ++j) {
+    const auto w = words[j];
+    if (j == i && w == "a" && j + 1 < words.size()) {  // "a hundred", "a dozen"
+      const auto next = cardinal_value(words[j + 1]);
+      if (!next || (*next != 100 && *next != 12 && !is_scale(*next))) break;
+      group = 1, last = Last::small;
+      continue;
+    }
+    if (j == i) {
+      if (const auto r = read_number(w); r && r->unit.empty() && !cardinal_value(w) &&
+                                           r->value.find_first_of(":-") == std::string::npos &&
+                                           std::count(r->value.begin(), r->value.end(), '.') <= 1) {
+        group = std::strtod(r->value.c_str(), nullptr), out.sign = r->sign, last = Last::digits;
+        continue;
+      }
+    }
+    if (w == "and" && (last == Last::hundred || last == Last::scale) && j + 1 < words.size()) {
+      const auto next = cardinal_value(words[j + 1]);
+      if (!next || *next >= 100) break;
+      last = Last::conjunction;
+      continue;
+    }
+    const auto v = cardinal_value(w);
+    if (!v) break;
+    const bool opening = last == Last::none || last == Last::hundred || last == Last::scale || last == Last::conjunction;
+    if (w == "dozen") {
+      if (last != Last::small && last != Last::tens && last != Last::digits) break;
+      group *= 12, last = Last::dozen;
+    } else if (*v < 20) {
+      if (!opening && !(last == Last::tens && *v >= 1)) break;
+      group += *v, last = Last::small;
+    } else if (*v < 100) {
+      if (!opening) break;
+      group += *v, last = Last::tens;
+    } else if (*v == 100) {
+      if (last != Last::none && last != Last::small && last != Last::tens && last != Last::digits) break;
+      group = (last == Last::none ? 1 : group) * 100, last = Last::hundred;
+    } else {
+      if (last == Last::conjunction || (last_scale != 0 && *v >= last_scale)) break;
+      total += (last == Last::none ? 1 : group) * *v, group = 0, last_scale = *v, last = Last::scale;
+    }
+  }
+  if (last == Last::conjunction) --j;
+  if (j - i < 2) return std::nullopt;
+  out.value = value_text(total + group);
+  return std::pair{std::move(out), j - i};
+}
+
+// A text's words, with each number (of one or several words, a unit or
+// currency name after it taken in) read as one quantity.
+struct ReadWord {
+  std::string text;                     // as written; a quantity's words joined by spaces
+  std::optional<NumberReading> number;  // set for a quantity
+};
+
+std::vector<ReadWord> read_words(const std::vector<std::string_view>& words) {
+  std::vector<ReadWord> out;
+  for (size_t i = 0; i < words.size();) {
+    ReadWord word;
+    size_t taken = 1;
+    if (auto phrase = number_phrase(words, i)) {
+      word.number = std::move(phrase->first), taken = phrase->second;
+    } else {
+      word.number = read_number(words[i]);
+    }
+    if (word.number && i + taken < words.size()) {
+      const auto next = words[i + taken];
+      if (const auto unit = named(kUnitNames, next); unit && word.number->unit.empty()) {
+        word.number->unit = *unit, ++taken;
+      } else if (const auto currency = named(kCurrencyNames, next); currency && word.number->sign.empty()) {
+        word.number->sign = *currency, ++taken;
+      }
+    }
+    for (size_t k = i; k < i + taken; ++k) {
+      if (k > i) word.text.push_back(' ');
+      word.text.append(words[k]);
+    }
+    out.push_back(std::move(word));
+    i += taken;
+  }
+  return out;
+}
+
+// One word the other's singular or plural: "hour" / "hours", "box" /
+// "boxes", "city" / "cities".
+bool singular_and_plural(std::string_view x, std::string_view y) {
+  if (x.size() > y.size()) std::swap(x, y);
+  if (x.empty() || !y.starts_with(x.substr(0, x.size() - 1))) return false;
+  const auto tail = y.substr(x.size() - 1);
+  return tail == std::string(1, x.back()) + "s" || tail == std::string(1, x.back()) + "es" ||
+         (x.back() == 'y' && tail == "ies");
 }
 
 // Two texts whose surface words differ only in numbers, compared by value.
@@ -313,8 +494,10 @@ struct NumberComparison {
 };
 
 // Over the words of the two folded surfaces.
-std::optional<NumberComparison> compare_numbers(const std::vector<std::string_view>& wa,
-                                                const std::vector<std::string_view>& wb) {
+std::optional<NumberComparison> compare_numbers(const std::vector<std::string_view>& words_a,
+                                                const std::vector<std::string_view>& words_b) {
+  if (words_a == words_b) return NumberComparison{};
+  const auto wa = read_words(words_a), wb = read_words(words_b);
   if (wa.size() != wb.size()) return std::nullopt;
   NumberComparison out;
   std::vector<std::string> values_a, values_b;
@@ -324,16 +507,23 @@ std::optional<NumberComparison> compare_numbers(const std::vector<std::string_vi
     return x == y || (!x.empty() && !y.empty());
   };
   for (size_t i = 0; i < wa.size(); ++i) {
-    if (wa[i] == wb[i]) continue;
-    const auto ra = read_number(wa[i]), rb = read_number(wb[i]);
-    if (!ra || !rb || !comparable(ra->sign, rb->sign) || !comparable(ra->unit, rb->unit)) return std::nullopt;
+    if (wa[i].text == wb[i].text) continue;
+    const auto& ra = wa[i].number;
+    const auto& rb = wb[i].number;
+    if (!ra || !rb) {
+      // A noun after a number agrees with it ("1 hour" / "24 hours").
+      const bool after_numbers = i > 0 && wa[i - 1].number && wb[i - 1].number;
+      if (!ra && !rb && after_numbers && singular_and_plural(wa[i].text, wb[i].text)) continue;
+      return std::nullopt;
+    }
+    if (!comparable(ra->sign, rb->sign) || !comparable(ra->unit, rb->unit)) return std::nullopt;
     auto key_a = ra->sign + ' ' + ra->value + ' ' + ra->unit, key_b = rb->sign + ' ' + rb->value + ' ' + rb->unit;
     if (key_a == key_b) {
       out.respelled = true;
       continue;
     }
     values_a.push_back(std::move(key_a)), values_b.push_back(std::move(key_b));
-    if (!out.change) out.change = NumberChange{std::string(wa[i]), std::string(wb[i])};
+    if (!out.change) out.change = NumberChange{wa[i].text, wb[i].text};
   }
   // The same numbers in another order ("the 14th, 16th and 117th" / "the
   // 117th, 16th and 14th") are a reordering, which other readings judge.

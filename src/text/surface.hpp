@@ -78,24 +78,34 @@ const std::vector<std::string>& english_number_words();
 // Two texts the same but for numbers: "Is port 6379 open?" / "Is port 6380
 // open?", "The meeting lasted thirteen minutes." / "... thirty minutes.".
 // Words are those of surface_text (case, spacing and sentence punctuation do
-// not count). Every word that differs is a number in both texts, read by its
-// value: digits (with '.', ',', ':' or '-' between them: "3.5", "1,000",
-// "-5"), a number word (english_number_words, "ten" is 10), or digits with a
-// currency sign before them or a unit or ordinal ending glued on ("$500",
-// "16gb", "10%", "2nd"). Each differing word changes in value, or in a sign
-// or unit both sides have ("16gb" / "8gb", "16gb" / "16tb", "10am" / "10pm";
-// the ordinal endings are one unit, so "2nd" / "5th" is a change in value);
-// a sign or unit on one side alone is none ("20k" / "20000"). "ten" / "10"
-// and "1,000" / "1000" are one number written two ways. The same numbers in
+// not count). Each text is read as words and quantities; a quantity is a
+// number read by its value with its sign and unit:
+// - the number: digits (with '.', ',', ':' or '-' between them: "3.5",
+//   "1,000", "-5"), a number word (english_number_words, and "one"), or a
+//   number of several words ("twenty five", "two hundred and ten", "a
+//   dozen", "3 million", "$1.5 million");
+// - a currency sign before digits, or a currency name after the number ("$10",
+//   "10 dollars", "1000rs");
+// - a unit glued on or written after it, read through one table of unit
+//   names ("16gb", "10 kg", "10 kilograms" and "10kg" are one unit), an
+//   ordinal ending ("2nd"; every ordinal ending is one unit), or any other
+//   letters glued on ("10am").
+// Every quantity that differs is a quantity in both texts, and a word that
+// differs right after two quantities is the same noun in the singular and
+// the plural ("1 hour" / "24 hours"). Each differing quantity changes in
+// value, or in a sign or unit both sides have ("16gb" / "8gb", "16gb" /
+// "16tb", "10 kg" / "10 lb", "10am" / "10pm"); a sign or unit on one side
+// alone is none ("20k" / "20000"). "ten" / "10", "twenty five" / "25" and
+// "1,000" / "1000" are one number written two ways. The same quantities in
 // another order are none.
 struct NumberChange {
-  std::string from, to;  // the first changed number, as the two texts spell it
+  std::string from, to;  // the first changed quantity, as the two texts spell it ("thirteen minutes")
 };
 std::optional<NumberChange> changed_numbers(std::string_view a, std::string_view b);
 
 // Two texts the same but for numbers written another way with the same value,
-// as changed_numbers reads them ("ten" / "10", "2 years" / "two years",
-// "1,000" / "1000"): a surface variant.
+// as changed_numbers reads them ("ten" / "10", "2 years" / "two yrs",
+// "1,000" / "1000", "twenty five dollars" / "$25"): a surface variant.
 bool respelled_numbers(std::string_view a, std::string_view b);
 
 // How the pieces of registered vocabularies spell text.

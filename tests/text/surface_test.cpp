@@ -284,8 +284,8 @@ TEST(ChangedNumbers, NumbersChangedInValue) {
   EXPECT_EQ(port->to, "6380");
   const auto minutes = changed_numbers("The meeting lasted thirteen minutes.", "The meeting lasted Thirty minutes");
   ASSERT_TRUE(minutes.has_value());
-  EXPECT_EQ(minutes->from, "thirteen");
-  EXPECT_EQ(minutes->to, "thirty");
+  EXPECT_EQ(minutes->from, "thirteen minutes");  // the quantity, its unit with it
+  EXPECT_EQ(minutes->to, "thirty minutes");
   EXPECT_TRUE(changed_numbers("Take 2.5 mg twice a day", "Take 25 mg twice a day"));
   EXPECT_TRUE(changed_numbers("from 1,000 to 2,000 people", "from 1,000 to 3,000 people"));
   EXPECT_TRUE(changed_numbers("Walk 5 km in 40 minutes", "Walk 6 km in 50 minutes"));  // two numbers
@@ -314,6 +314,56 @@ TEST(ChangedNumbers, NumbersChangedInValue) {
   EXPECT_FALSE(changed_numbers("the 1st and 2gb", "the 2gb and 1st"));  // the same quantities reordered
 }
 
+TEST(ChangedNumbers, QuantitiesOfSeveralWords) {
+  // A unit written as a word of its own, read through the table of unit names.
+  const auto bag = changed_numbers("a 10 kg bag", "a 10 lb bag");
+  ASSERT_TRUE(bag.has_value());
+  EXPECT_EQ(bag->from, "10 kg");
+  EXPECT_EQ(bag->to, "10 lb");
+  EXPECT_TRUE(changed_numbers("It takes 10 hours", "It takes 10 minutes"));
+  EXPECT_TRUE(changed_numbers("a 16 gb phone", "a 16tb phone"));
+  EXPECT_TRUE(changed_numbers("costs 10 dollars", "costs 10 euros"));
+  EXPECT_TRUE(changed_numbers("costs 10 dollars", "costs $12"));
+  // A number of several words.
+  EXPECT_TRUE(changed_numbers("twenty five people came", "35 people came"));
+  EXPECT_TRUE(changed_numbers("two hundred and ten pages", "two hundred and twelve pages"));
+  EXPECT_TRUE(changed_numbers("about 3 million users", "about 3 billion users"));
+  EXPECT_TRUE(changed_numbers("a dozen eggs", "two dozen eggs"));
+  // "one", and a noun that agrees with the number.
+  const auto hours = changed_numbers("Is 1 hour of sleep enough?", "Is 24 hours of sleep enough?");
+  ASSERT_TRUE(hours.has_value());
+  EXPECT_EQ(hours->from, "1 hour");
+  EXPECT_TRUE(changed_numbers("one cat", "two cats"));
+  EXPECT_TRUE(changed_numbers("three boxes", "one box"));
+  EXPECT_TRUE(changed_numbers("one city", "two cities"));
+  // Not a number of several words: each word must follow the one before.
+  EXPECT_TRUE(changed_numbers("five twenty", "five thirty"));
+  EXPECT_FALSE(changed_numbers("five twenty", "twenty five"));  // the same numbers reordered
+}
+
+TEST(ChangedNumbers, QuantitiesWrittenAnotherWay) {
+  EXPECT_FALSE(changed_numbers("a 10 kg bag", "a 10 kilograms bag"));
+  EXPECT_FALSE(changed_numbers("a 10kg bag", "a 10 kg bag"));
+  EXPECT_FALSE(changed_numbers("twenty five people", "25 people"));
+  EXPECT_FALSE(changed_numbers("a hundred people", "100 people"));
+  EXPECT_FALSE(changed_numbers("one thousand two hundred", "1,200"));
+  EXPECT_FALSE(changed_numbers("$1.5 million", "$1,500,000"));
+  EXPECT_FALSE(changed_numbers("costs 10 dollars", "costs $10"));
+  EXPECT_FALSE(changed_numbers("twice a day", "2 times a day"));
+  EXPECT_TRUE(respelled_numbers("a 10 kg bag", "a 10 kilograms bag"));
+  EXPECT_TRUE(respelled_numbers("twenty five dollars", "$25"));
+  EXPECT_TRUE(respelled_numbers("two hundred and ten pages", "210 pages"));
+  EXPECT_TRUE(respelled_numbers("a dozen eggs", "12 eggs"));
+  EXPECT_TRUE(respelled_numbers("It lasts 2 hours", "It lasts two hrs"));
+  // A different word after a number is no noun agreeing with it.
+  EXPECT_FALSE(changed_numbers("1 cat", "2 dogs"));
+  EXPECT_FALSE(changed_numbers("1 cat", "2 cast"));
+  EXPECT_FALSE(changed_numbers("1 hour ago", "2 hours later"));
+  EXPECT_FALSE(respelled_numbers("the hour", "the hours"));  // no number before it
+  EXPECT_FALSE(changed_numbers("the hour", "the hours"));
+  EXPECT_FALSE(changed_numbers("a 10 kg bag", "a 10 bag"));  // a unit on one side alone
+}
+
 TEST(ChangedNumbers, NoChangeWhereTheValueOrTheWordsSayOtherwise) {
   EXPECT_FALSE(changed_numbers("What are your top ten films?", "What are your top 10 films?"));  // written two ways
   EXPECT_FALSE(changed_numbers("about 1,000 people", "about 1000 people"));                       // the same value
@@ -328,7 +378,6 @@ TEST(ChangedNumbers, NoChangeWhereTheValueOrTheWordsSayOtherwise) {
   EXPECT_FALSE(changed_numbers("twice a day", "2 a day"));                  // "twice" is 2 times
   EXPECT_FALSE(changed_numbers("an Intel i3 chip", "an Intel i5 chip"));    // a word that holds a digit
   EXPECT_FALSE(changed_numbers("a 2.50 kg bag", "a 2.5 kg bag"));          // the same value
-  EXPECT_FALSE(changed_numbers("one cat", "two cats"));                     // "one" is no number word; "cats"
   EXPECT_FALSE(changed_numbers("the 14th, 16th and 117th lines", "the 117th, 16th and 14th lines"));  // reordered
   EXPECT_FALSE(changed_numbers("Is port 6379 open?", "Is port 6380 closed?"));     // another word too
   EXPECT_FALSE(changed_numbers("Is port 6379 open?", "Is port 6379 open?"));       // nothing changed

@@ -1026,7 +1026,7 @@ TEST(AlignmentVerifier, NumberCapLowersOnlyChangedNumbers) {
   const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
                                                 {"<x3>", 0}, {"\u2581lasted", -1}, {"\u2581thirteen", -1},
                                                 {"\u2581thirty", -1}, {"\u258113", -1}, {"\u258130", -1}, {"\u2581minutes", -1},
-                                                {"\u2581hours", -1}});
+                                                {"\u2581hours", -1}, {"\u2581guests", -1}});
   EXPECT_GT(tokenizer.size(), 0u);
   auto v = tiny_verifier(23);
   Calibration cal;
@@ -1037,7 +1037,9 @@ TEST(AlignmentVerifier, NumberCapLowersOnlyChangedNumbers) {
   const std::vector<std::string> thirty = {"\u2581lasted", "\u2581thirty", "\u2581minutes"};
   const std::vector<std::string> digits = {"\u2581lasted", "\u258113", "\u2581minutes"};
   const std::vector<std::string> hours = {"\u2581lasted", "\u2581thirteen", "\u2581hours"};
-  const float written = pairs.score(thirteen, digits), other = pairs.score(thirteen, hours);
+  const std::vector<std::string> guests = {"\u2581lasted", "\u2581thirteen", "\u2581guests"};
+  const float written = pairs.score(thirteen, digits), other = pairs.score(thirteen, guests);
+  ASSERT_GT(pairs.score(thirteen, hours), 0.2f);
   ASSERT_GT(pairs.score(thirteen, thirty), 0.5f);
   cal.number_cap = 0.2f;
   v->set_calibration(cal);
@@ -1045,7 +1047,8 @@ TEST(AlignmentVerifier, NumberCapLowersOnlyChangedNumbers) {
   EXPECT_FLOAT_EQ(pairs.score(thirty, thirteen), 0.2f);
   EXPECT_FLOAT_EQ(pairs.score(thirteen, {"\u2581lasted", "\u258130", "\u2581minutes"}), 0.2f);  // by value
   EXPECT_FLOAT_EQ(pairs.score(thirteen, digits), written);  // written two ways: no cap
-  EXPECT_FLOAT_EQ(pairs.score(thirteen, hours), other);     // another word: no cap
+  EXPECT_FLOAT_EQ(pairs.score(thirteen, hours), 0.2f);      // another unit
+  EXPECT_FLOAT_EQ(pairs.score(thirteen, guests), other);    // another word: no cap
   const auto t = pairs.trace(thirteen, thirty);
   EXPECT_TRUE(t.number_change && t.number_capped && !t.transposition && !t.name_capped && !t.capped);
   RuleSignals changed;
