@@ -375,11 +375,20 @@ std::optional<double> cardinal_value(std::string_view word) {
   return std::nullopt;
 }
 
+// A number of several words' value written as read_number writes digits: a
+// whole number plainly, a fraction without trailing zeros. Rounded to six
+// places first, since "2.3 million" is 2299999.9999999995 in a double.
 std::string value_text(double v) {
-  char buffer[64];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(buffer, sizeof buffer, "%.0f", v);
-  else std::snprintf(buffer, sizeof buffer, "%.6g", v);
-  return buffer;
+  char buffer[320];  // "%.0f" of the largest double
+  if (!(std::fabs(v) < 1e15)) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", v);  // a whole number at this size, or "inf"
+    return buffer;
+  }
+  std::snprintf(buffer, sizeof buffer, "%.6f", std::round(v * 1e6) / 1e6);
+  std::string out = buffer;
+  while (out.back() == '0') out.pop_back();
+  if (out.back() == '.') out.pop_back();
+  return out == "-0" ? "0" : out;
 }
 
 // A number of several words from words[i] ("twenty five", "two hundred and
@@ -478,8 +487,13 @@ std::vector<ReadWord> read_words(const std::vector<std::string_view>& words) {
 }
 
 // One word the other's singular or plural: "hour" / "hours", "box" /
-// "boxes", "city" / "cities".
+// "boxes", "city" / "cities", "person" / "people".
 bool singular_and_plural(std::string_view x, std::string_view y) {
+  static constexpr std::pair<std::string_view, std::string_view> kIrregular[] = {
+      {"man", "men"},     {"woman", "women"}, {"child", "children"}, {"person", "people"},
+      {"tooth", "teeth"}, {"mouse", "mice"},  {"goose", "geese"}};
+  for (const auto& [one, many] : kIrregular)
+    if ((x == one && y == many) || (x == many && y == one)) return true;
   if (x.size() > y.size()) std::swap(x, y);
   if (x.empty() || !y.starts_with(x.substr(0, x.size() - 1))) return false;
   const auto tail = y.substr(x.size() - 1);

@@ -336,6 +336,7 @@ TEST(ChangedNumbers, QuantitiesOfSeveralWords) {
   EXPECT_TRUE(changed_numbers("one cat", "two cats"));
   EXPECT_TRUE(changed_numbers("three boxes", "one box"));
   EXPECT_TRUE(changed_numbers("one city", "two cities"));
+  EXPECT_TRUE(changed_numbers("Can 1 person lift it?", "Can 3 people lift it?"));
   // Not a number of several words: each word must follow the one before.
   EXPECT_TRUE(changed_numbers("five twenty", "five thirty"));
   EXPECT_FALSE(changed_numbers("five twenty", "twenty five"));  // the same numbers reordered
@@ -348,6 +349,9 @@ TEST(ChangedNumbers, QuantitiesWrittenAnotherWay) {
   EXPECT_FALSE(changed_numbers("a hundred people", "100 people"));
   EXPECT_FALSE(changed_numbers("one thousand two hundred", "1,200"));
   EXPECT_FALSE(changed_numbers("$1.5 million", "$1,500,000"));
+  EXPECT_TRUE(respelled_numbers("about 2.3 million people", "about 2,300,000 people"));  // no rounding error
+  EXPECT_TRUE(respelled_numbers("1.25 dozen eggs", "15 eggs"));
+  EXPECT_TRUE(respelled_numbers("2.5 thousand", "2500"));
   EXPECT_FALSE(changed_numbers("costs 10 dollars", "costs $10"));
   EXPECT_FALSE(changed_numbers("twice a day", "2 times a day"));
   EXPECT_TRUE(respelled_numbers("a 10 kg bag", "a 10 kilograms bag"));
