@@ -101,13 +101,14 @@ TEST(CalibrateCli, TranspositionCapOnAKeptCalibration) {
 }
 
 TEST(CalibrateCli, NumberCapOnAKeptCalibration) {
-  // Rows 0-2 change numbers; 3 writes a number two ways, 4 changes
-  // a number and a word, 5 is a paraphrase.
+  // Rows 0-2 change quantities (a number word, a unit written as a word,
+  // two numbers); 3 writes a number of two words as digits, 4 changes a
+  // number and a word, 5 is a paraphrase.
   expect_kept_cap("--number-cap", "number_cap", &verity::verify::Calibration::number_cap,
                   R"({"a": "The meeting lasted thirteen minutes.", "b": "The meeting lasted thirty minutes.", "label": 0})" "\n"
-                  R"({"a": "Is port 6379 open by default?", "b": "is port 6380 open by default", "label": 0})" "\n"
+                  R"({"a": "Is a 10 kg bag allowed?", "b": "is a 10 lb bag allowed", "label": 0})" "\n"
                   R"({"a": "Walk 5 km in 40 minutes", "b": "Walk 6 km in 50 minutes", "label": 1})" "\n"
-                  R"({"a": "What are your top ten films?", "b": "What are your top 10 films?", "label": 1})" "\n"
+                  R"({"a": "The company has twenty five employees.", "b": "The company has 25 employees.", "label": 1})" "\n"
                   R"({"a": "Is port 6379 open by default?", "b": "Is port 6380 closed by default?", "label": 0})" "\n"
                   R"({"a": "How do I reset my password?", "b": "How can I reset my password?", "label": 1})" "\n");
 }
