@@ -316,6 +316,25 @@ constexpr UnitName kCurrencyNames[] = {
     {"gbp", "\u00A3"}, {"yen", "\u00A5"}, {"rupee", "\u20B9"}, {"rupees", "\u20B9"}, {"rs", "\u20B9"},
     {"inr", "\u20B9"}};
 
+// Ordinal words, each with its value: "first" is "1st".
+struct OrdinalWord {
+  std::string_view word;
+  int value;
+};
+constexpr OrdinalWord kOrdinalWords[] = {
+    {"first", 1},       {"second", 2},       {"third", 3},       {"fourth", 4},       {"fifth", 5},
+    {"sixth", 6},       {"seventh", 7},      {"eighth", 8},      {"ninth", 9},        {"tenth", 10},
+    {"eleventh", 11},   {"twelfth", 12},     {"thirteenth", 13}, {"fourteenth", 14},  {"fifteenth", 15},
+    {"sixteenth", 16},  {"seventeenth", 17}, {"eighteenth", 18}, {"nineteenth", 19},  {"twentieth", 20},
+    {"thirtieth", 30},  {"fortieth", 40},    {"fiftieth", 50},   {"sixtieth", 60},    {"seventieth", 70},
+    {"eightieth", 80},  {"ninetieth", 90}};
+
+std::optional<int> ordinal_value(std::string_view word) {
+  for (const auto& o : kOrdinalWords)
+    if (o.word == word) return o.value;
+  return std::nullopt;
+}
+
 std::optional<std::string_view> named(std::span<const UnitName> names, std::string_view word) {
   for (const auto& n : names)
     if (n.name == word) return n.unit;
@@ -328,6 +347,7 @@ std::optional<NumberReading> read_number(std::string_view word) {
   // "one" is mostly a pronoun for F5's lexicon, but facing another number
   // ("one hour" / "two hours") it is the number 1.
   if (word == "one") return NumberReading{"", "1", ""};
+  if (const auto ordinal = ordinal_value(word)) return NumberReading{"", std::to_string(*ordinal), "#th"};
   NumberReading out;
   for (const std::string_view sign : {"$", "\u20AC", "\u00A3", "\u00A5", "\u20B9"})
     if (word.starts_with(sign)) {
@@ -421,12 +441,22 @@ std::optional<std::pair<NumberReading, size_t>> number_phrase(const std::vector<
     }
     if (w == "and" && (last == Last::hundred || last == Last::scale) && j + 1 < words.size()) {
       const auto next = cardinal_value(words[j + 1]);
-      if (!next || *next >= 100) break;
+      const auto next_ordinal = ordinal_value(words[j + 1]);
+      if (!(next && *next < 100) && !next_ordinal) break;
       last = Last::conjunction;
       continue;
     }
     const auto v = cardinal_value(w);
-    if (!v) break;
+    if (!v) {
+      // An ordinal ends it: "twenty first", "two hundred and fifth". Not
+      // "second", which after a number is mostly the unit: "a thirty second clip".
+      const auto ordinal = w == "second" ? std::nullopt : ordinal_value(w);
+      const bool follows = ordinal && ((last == Last::tens && *ordinal < 10) ||
+                                       ((last == Last::hundred || last == Last::scale || last == Last::conjunction) &&
+                                        *ordinal < 100));
+      if (follows) group += *ordinal, out.unit = "#th", last = Last::small, ++j;
+      break;
+    }
     const bool opening = last == Last::none || last == Last::hundred || last == Last::scale || last == Last::conjunction;
     if (w == "dozen") {
       if (last != Last::small && last != Last::tens && last != Last::digits) break;

@@ -88,8 +88,8 @@ const std::vector<std::string>& english_number_words();
 //   "10 dollars", "1000rs");
 // - a unit glued on or written after it, read through one table of unit
 //   names ("16gb", "10 kg", "10 kilograms" and "10kg" are one unit), an
-//   ordinal ending ("2nd"; every ordinal ending is one unit), or any other
-//   letters glued on ("10am").
+//   ordinal ending or word ("2nd", "second", "twenty first"; every ordinal is
+//   one unit), or any other letters glued on ("10am").
 // Every quantity that differs is a quantity in both texts, and a word that
 // differs right after two quantities is the same noun in the singular and
 // the plural ("1 hour" / "24 hours"). Each differing quantity changes in

@@ -337,6 +337,19 @@ TEST(ChangedNumbers, QuantitiesOfSeveralWords) {
   EXPECT_TRUE(changed_numbers("three boxes", "one box"));
   EXPECT_TRUE(changed_numbers("one city", "two cities"));
   EXPECT_TRUE(changed_numbers("Can 1 person lift it?", "Can 3 people lift it?"));
+  // Ordinal words, alone or ending a number of several words.
+  EXPECT_TRUE(changed_numbers("Who finished first in the race?", "Who finished third in the race?"));
+  EXPECT_TRUE(changed_numbers("in the second season", "in the 5th season"));
+  EXPECT_TRUE(changed_numbers("her twenty first birthday", "her 18th birthday"));
+  EXPECT_TRUE(changed_numbers("the two hundred and fifth day", "the 250th day"));
+  EXPECT_FALSE(changed_numbers("first and third", "third and first"));  // the same ordinals reordered
+  EXPECT_FALSE(changed_numbers("in the second season", "in 2 seasons"));  // an ordinal against a count
+  EXPECT_TRUE(respelled_numbers("Who finished first?", "Who finished 1st?"));
+  EXPECT_TRUE(respelled_numbers("her twenty first birthday", "her 21st birthday"));
+  EXPECT_TRUE(respelled_numbers("the two hundred and fifth day", "the 205th day"));
+  // A unit after a number, not an ordinal: "1 second" / "1 minute".
+  EXPECT_TRUE(changed_numbers("wait 1 second", "wait 1 minute"));
+  EXPECT_TRUE(respelled_numbers("a thirty second clip", "a 30 second clip"));
   // Not a number of several words: each word must follow the one before.
   EXPECT_TRUE(changed_numbers("five twenty", "five thirty"));
   EXPECT_FALSE(changed_numbers("five twenty", "twenty five"));  // the same numbers reordered
