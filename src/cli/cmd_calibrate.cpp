@@ -243,10 +243,12 @@ void setup_calibrate(CLI::App& app) {
                 "such dev pairs, (same + 1) / (pairs + 2), counted over every --dev-pairs pair (not only the capped "
                 "sample) and the --dev-triples");
   cmd->add_flag("--number-cap", a->number_cap,
-                "Cap P of a pair whose texts are the same but for numbers changed in value, read from digits, "
-                "number words or digits with a sign or unit glued on (\"lasted thirteen minutes\" / \"lasted 30 "
-                "minutes\", \"port 6379\" / \"port 6380\", \"16gb\" / \"8gb\" or \"16tb\"; \"ten\" / \"10\" and "
-                "\"1,000\" / \"1000\" aside) at the share of same-meaning pairs among such "
+                "Cap P of a pair whose texts are the same but for quantities changed in value or unit, read from "
+                "digits, number words, numbers of several words and ordinals, with a sign or unit glued on or "
+                "written after them (\"lasted thirteen minutes\" / \"lasted 30 minutes\", \"port 6379\" / "
+                "\"port 6380\", \"16gb\" / \"8gb\" or \"16tb\", \"10 kg\" / \"10 lb\", \"first\" / \"third\"; "
+                "\"ten\" / \"10\", \"twenty five\" / \"25\" and \"1,000\" / \"1000\" aside) at the share of "
+                "same-meaning pairs among such "
                 "dev pairs, (same + 1) / (pairs + 2), counted over every --dev-pairs pair (not only the capped "
                 "sample) and the --dev-triples");
   cmd->add_flag("--keep-calibration", a->keep_calibration,

@@ -242,7 +242,7 @@ namespace {
 struct NumberReading {
   std::string sign;   // a currency sign before digits: "$500"
   std::string value;  // "1,000" and "thousand" are "1000"; "3.50" is "3.5"
-  std::string unit;   // letters or "%" after digits ("16gb", "10%", "10am"); every ordinal ending is "#th"
+  std::string unit;   // letters or "%" after digits ("16gb", "10%", "10am"); every ordinal is "#th"
 };
 
 // The number words, each with its reading: F5's lexicon and the number rules
@@ -261,6 +261,22 @@ constexpr NumberWord kNumberWords[] = {
     {"thousand", "1000", ""}, {"million", "1000000", ""}, {"billion", "1000000000", ""},
     {"trillion", "1000000000000", ""}, {"dozen", "12", ""}, {"twice", "2", "times"}, {"thrice", "3", "times"},
     {"half", "half", "half"}};
+
+// "one" is mostly a pronoun for F5's lexicon, so kNumberWords leaves it out,
+// but facing another number ("one hour" / "two hours") the rules read it as 1.
+constexpr NumberWord kOne = {"one", "1", ""};
+
+const NumberWord* number_word(std::string_view word) {
+  if (word == kOne.word) return &kOne;
+  for (const auto& n : kNumberWords)
+    if (n.word == word) return &n;
+  return nullptr;
+}
+
+// A plain decimal: digits with at most one '.', not "1.0.0", "10:30" or "1903-1967".
+bool plain_decimal(std::string_view value) {
+  return std::count(value.begin(), value.end(), '.') <= 1 && value.find_first_of(":-") == std::string_view::npos;
+}
 
 // A decimal value times a thousand: "1.5" is "1500", "20" is "20000".
 std::string thousand_times(const std::string& value) {
@@ -342,11 +358,7 @@ std::optional<std::string_view> named(std::span<const UnitName> names, std::stri
 }
 
 std::optional<NumberReading> read_number(std::string_view word) {
-  for (const auto& n : kNumberWords)
-    if (n.word == word) return NumberReading{"", std::string(n.value), std::string(n.unit)};
-  // "one" is mostly a pronoun for F5's lexicon, but facing another number
-  // ("one hour" / "two hours") it is the number 1.
-  if (word == "one") return NumberReading{"", "1", ""};
+  if (const auto* n = number_word(word)) return NumberReading{"", std::string(n->value), std::string(n->unit)};
   if (const auto ordinal = ordinal_value(word)) return NumberReading{"", std::to_string(*ordinal), "#th"};
   NumberReading out;
   for (const std::string_view sign : {"$", "\u20AC", "\u00A3", "\u00A5", "\u20B9"})
@@ -368,9 +380,8 @@ std::optional<NumberReading> read_number(std::string_view word) {
     if (!(ch >= 'a' && ch <= 'z') && ch != '%') return std::nullopt;  // a word that holds digits: "i3", "mp3s"
   for (const char ch : word.substr(0, end))
     if (ch != ',') out.value.push_back(ch);
-  // A plain decimal ("3.50", not "1.0.0", "10:30" or "1903-1967") reads by its value.
-  const bool decimal =
-      std::count(out.value.begin(), out.value.end(), '.') <= 1 && out.value.find_first_of(":-") == std::string::npos;
+  // A plain decimal ("3.50") reads by its value.
+  const bool decimal = plain_decimal(out.value);
   if (decimal && out.value.find('.') != std::string::npos) {
     while (out.value.back() == '0') out.value.pop_back();
     if (out.value.back() == '.') out.value.pop_back();
@@ -389,10 +400,9 @@ std::optional<NumberReading> read_number(std::string_view word) {
 
 // The value of a word that may stand in a number of several words.
 std::optional<double> cardinal_value(std::string_view word) {
-  if (word == "one") return 1.0;
-  for (const auto& n : kNumberWords)
-    if (n.word == word && n.unit.empty()) return std::strtod(std::string(n.value).c_str(), nullptr);
-  return std::nullopt;
+  const auto* n = number_word(word);
+  if (!n || !n->unit.empty()) return std::nullopt;
+  return std::strtod(n->value.data(), nullptr);  // a literal: its view ends in '\0'
 }
 
 // A number of several words' value written as read_number writes digits: a
@@ -415,8 +425,9 @@ std::string value_text(double v) {
 // ten", "a hundred", "3 million", "$1.5 million", "two dozen"), with how many
 // words it takes; nullopt when fewer than two words make one. Each word must
 // be able to follow the one before: "five twenty" or "two three" are two
-// numbers, never one.
-std::optional<std::pair<NumberReading, size_t>> number_phrase(const std::vector<std::string_view>& words, size_t i) {
+// numbers, never one. `first` is read_number of words[i].
+std::optional<std::pair<NumberReading, size_t>> number_phrase(const std::vector<std::string_view>& words, size_t i,
+                                                              const std::optional<NumberReading>& first) {
   enum class Last { none, digits, small, tens, hundred, scale, dozen, conjunction };
   Last last = Last::none;
   double total = 0, group = 0, last_scale = 0;
@@ -431,13 +442,9 @@ std::optional<std::pair<NumberReading, size_t>> number_phrase(const std::vector<
       group = 1, last = Last::small;
       continue;
     }
-    if (j == i) {
-      if (const auto r = read_number(w); r && r->unit.empty() && !cardinal_value(w) &&
-                                           r->value.find_first_of(":-") == std::string::npos &&
-                                           std::count(r->value.begin(), r->value.end(), '.') <= 1) {
-        group = std::strtod(r->value.c_str(), nullptr), out.sign = r->sign, last = Last::digits;
-        continue;
-      }
+    if (j == i && first && first->unit.empty() && !number_word(w) && plain_decimal(first->value)) {
+      group = std::strtod(first->value.c_str(), nullptr), out.sign = first->sign, last = Last::digits;
+      continue;
     }
     if (w == "and" && (last == Last::hundred || last == Last::scale) && j + 1 < words.size()) {
       const auto next = cardinal_value(words[j + 1]);
@@ -493,11 +500,8 @@ std::vector<ReadWord> read_words(const std::vector<std::string_view>& words) {
   for (size_t i = 0; i < words.size();) {
     ReadWord word;
     size_t taken = 1;
-    if (auto phrase = number_phrase(words, i)) {
-      word.number = std::move(phrase->first), taken = phrase->second;
-    } else {
-      word.number = read_number(words[i]);
-    }
+    word.number = read_number(words[i]);
+    if (auto phrase = number_phrase(words, i, word.number)) word.number = std::move(phrase->first), taken = phrase->second;
     if (word.number && i + taken < words.size()) {
       const auto next = words[i + taken];
       if (const auto unit = named(kUnitNames, next); unit && word.number->unit.empty()) {
@@ -525,10 +529,10 @@ bool singular_and_plural(std::string_view x, std::string_view y) {
   for (const auto& [one, many] : kIrregular)
     if ((x == one && y == many) || (x == many && y == one)) return true;
   if (x.size() > y.size()) std::swap(x, y);
-  if (x.empty() || !y.starts_with(x.substr(0, x.size() - 1))) return false;
-  const auto tail = y.substr(x.size() - 1);
-  return tail == std::string(1, x.back()) + "s" || tail == std::string(1, x.back()) + "es" ||
-         (x.back() == 'y' && tail == "ies");
+  if (x.empty()) return false;
+  if (!y.starts_with(x)) return x.back() == 'y' && y == std::string(x.substr(0, x.size() - 1)) + "ies";
+  const auto tail = y.substr(x.size());
+  return tail == "s" || tail == "es";
 }
 
 // Two texts whose surface words differ only in numbers, compared by value.
