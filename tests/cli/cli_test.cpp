@@ -39,7 +39,7 @@ std::string temp_dir(const std::string& name) {
 }
 
 TEST(Cli, EverySubcommandHasHelp) {
-  for (const char* sub : {"index", "search", "eval", "calibrate"}) {
+  for (const char* sub : {"index", "search", "eval", "calibrate", "verify"}) {
     auto r = run(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub;
     EXPECT_NE(r.out.find("--json"), std::string::npos) << sub;

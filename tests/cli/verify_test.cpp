@@ -1,0 +1,173 @@
+// End-to-end tests of `verity verify` with the pretrained USE-lite model and
+// the default verifier: verdicts on texts and on a file of pairs, the two
+// modes agreeing, and bad input named by file and line.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "run_verity.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+
+using verity_test::Result;
+using verity_test::run;
+
+class Verify : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!verity_test::have_use_lite()) {
+      const char* require = std::getenv("VERITY_REQUIRE_MODELS");
+      if (require && std::string(require) == "1") FAIL() << "missing the converted USE-lite model";
+      GTEST_SKIP() << "no converted USE-lite model (scripts/setup_models.sh)";
+    }
+    dir_ = fs::temp_directory_path() / ("verity_verify_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  fs::path write(const std::string& name, const std::string& text) {
+    const auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  static std::vector<nlohmann::json> read_jsonl(const fs::path& p) {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(p);
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+  fs::path dir_;
+};
+
+constexpr const char* kTexts =
+    "verify --query 'Is port 6379 closed by default?' --candidate 'Is port 6379 open by default?' "
+    "--candidate 'By default, is port 6379 closed?'";
+
+TEST_F(Verify, TextsGetCalibratedVerdictsInCandidateOrder) {
+  auto r = run(std::string(kTexts) + " --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // exactly one JSON value on stdout
+  EXPECT_EQ(j["query"], "Is port 6379 closed by default?");
+  ASSERT_TRUE(j["threshold"].is_number());
+  const double threshold = j["threshold"];
+  EXPECT_GT(threshold, 0.0);
+  EXPECT_LT(threshold, 1.0);
+  ASSERT_EQ(j["results"].size(), 2u);
+  const auto& flip = j["results"][0];
+  const auto& reworded = j["results"][1];
+  EXPECT_EQ(flip["candidate"], "Is port 6379 open by default?");
+  EXPECT_EQ(flip["verdict"], "near-miss");
+  EXPECT_LT(flip["score"].get<double>(), threshold);
+  EXPECT_EQ(reworded["candidate"], "By default, is port 6379 closed?");
+  EXPECT_EQ(reworded["verdict"], "match");
+  EXPECT_GE(reworded["score"].get<double>(), threshold);
+  EXPECT_NE(j["pipeline"].get<std::string>().find("threshold="), std::string::npos);
+}
+
+TEST_F(Verify, PlainOutputIsOneLinePerCandidate) {
+  auto r = run(std::string(kTexts) + " --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 2u) << r.out;
+  EXPECT_TRUE(got[0].starts_with("near-miss\t")) << got[0];
+  EXPECT_TRUE(got[0].ends_with("\tIs port 6379 open by default?")) << got[0];
+  EXPECT_TRUE(got[1].starts_with("match\t")) << got[1];
+}
+
+TEST_F(Verify, RejectBelowOverridesTheThresholdAndRawScoresGetNone) {
+  auto all = run(std::string(kTexts) + " --reject-below 0 --json --quiet");
+  ASSERT_EQ(all.status, 0) << all.err;
+  const auto j = nlohmann::json::parse(all.out);
+  EXPECT_EQ(j["threshold"], 0.0);
+  for (const auto& v : j["results"]) EXPECT_EQ(v["verdict"], "match");
+
+  auto raw = run(std::string(kTexts) + " --verifier f1 --json --quiet");
+  ASSERT_EQ(raw.status, 0) << raw.err;
+  const auto f1 = nlohmann::json::parse(raw.out);
+  EXPECT_TRUE(f1["threshold"].is_null());
+  for (const auto& v : f1["results"]) EXPECT_TRUE(v["verdict"].is_null()) << v;
+}
+
+TEST_F(Verify, FileModeKeepsFieldsAndScoresAsTheTextsMode) {
+  const auto in = write("pairs.jsonl",
+                        "{\"a\": \"Is port 6379 closed by default?\", \"b\": \"Is port 6379 open by default?\", "
+                        "\"id\": \"p1\"}\n"
+                        "\n"
+                        "{\"a\": \"Is port 6379 closed by default?\", \"b\": \"By default, is port 6379 closed?\"}\n"
+                        "{\"a\": \"the dog bit the man\", \"b\": \"the man bit the dog\", \"label\": 0}\n");
+  const auto out = dir_ / "scored.jsonl";
+  auto r = run("verify --input " + in.string() + " --output " + out.string() + " --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["pairs"], 3);
+  EXPECT_EQ(summary["matches"], 1);
+  EXPECT_EQ(summary["near_misses"], 2);
+
+  const auto rows = read_jsonl(out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["id"], "p1");
+  EXPECT_EQ(rows[2]["label"], 0);
+  EXPECT_EQ(rows[0]["verdict"], "near-miss");
+  EXPECT_EQ(rows[1]["verdict"], "match");
+  EXPECT_EQ(rows[2]["verdict"], "near-miss");
+
+  // One pair at a time writes the same file as pairs scored side by side.
+  const auto serial = dir_ / "serial.jsonl";
+  auto one = run("verify --input " + in.string() + " --output " + serial.string() + " --threads 1 --quiet");
+  ASSERT_EQ(one.status, 0) << one.err;
+  const auto serial_rows = read_jsonl(serial);
+  ASSERT_EQ(serial_rows.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(serial_rows[i]["verdict"], rows[i]["verdict"]) << i;
+    EXPECT_NEAR(serial_rows[i]["score"].get<double>(), rows[i]["score"].get<double>(), 1e-6) << i;
+  }
+
+  auto texts = run(std::string(kTexts) + " --json --quiet");
+  ASSERT_EQ(texts.status, 0) << texts.err;
+  const auto j = nlohmann::json::parse(texts.out);
+  EXPECT_NEAR(rows[0]["score"].get<double>(), j["results"][0]["score"].get<double>(), 1e-6);
+  EXPECT_NEAR(rows[1]["score"].get<double>(), j["results"][1]["score"].get<double>(), 1e-6);
+}
+
+TEST_F(Verify, BadInputNamesFileAndLineAndWritesNothing) {
+  const auto out = dir_ / "scored.jsonl";
+  const auto missing = write("missing.jsonl", "{\"a\": \"x\", \"b\": \"y\"}\n{\"a\": \"x\"}\n");
+  auto r = run("verify --input " + missing.string() + " --output " + out.string() + " --quiet");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("missing.jsonl:2: missing field 'b'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+
+  const auto empty_query = write("empty.jsonl", "{\"a\": \"x\", \"b\": \"y\"}\n{\"a\": \" ?! \", \"b\": \"y\"}\n");
+  r = run("verify --input " + empty_query.string() + " --output " + out.string() + " --quiet");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("empty.jsonl:2: field 'a'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+
+  const auto scored = write("scored-in.jsonl", "{\"a\": \"x\", \"b\": \"y\", \"score\": 1}\n");
+  r = run("verify --input " + scored.string() + " --output " + out.string() + " --quiet");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("scored-in.jsonl:1: field 'score'"), std::string::npos) << r.err;
+}
+
+TEST_F(Verify, UsageErrorsExitTwo) {
+  for (const char* args : {"verify", "verify --query 'a question'", "verify --candidate 'an answer'",
+                           "verify --query 'q' --candidate 'c' --output x.jsonl", "verify --query '...' --candidate c"}) {
+    auto r = run(std::string(args) + " --quiet");
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+}
+
+}  // namespace
