@@ -32,9 +32,10 @@ struct VerifyArgs {
   size_t workers = 0;  // --input mode: pairs scored at once (0 = one per core)
 };
 
-// One line of an --input file: its object (written back with the score) and its two texts.
+// One line of an --input file: its object (written back, in its own key order,
+// with the score and verdict after its fields) and its two texts.
 struct InputPair {
-  nlohmann::json object;
+  nlohmann::ordered_json object;
   std::string a, b;
   size_t line = 0;
 };
@@ -43,9 +44,9 @@ std::vector<InputPair> read_input(const std::string& path) {
   std::vector<InputPair> pairs;
   for_each_line(path, [&](std::string_view line, size_t line_no) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-    nlohmann::json j;
+    nlohmann::ordered_json j;
     try {
-      j = nlohmann::json::parse(line);
+      j = nlohmann::ordered_json::parse(line);
     } catch (const nlohmann::json::exception& e) {
       throw FormatError(cat(path, ":", line_no, ": invalid JSON: ", e.what()));
     }
@@ -160,7 +161,7 @@ void verify_file(const VerifyArgs& a, const search::TextVerifier& tv) {
     near_misses += v.verdict == "near-miss";
     auto line = pairs[i].object;
     line["score"] = v.score;
-    line["verdict"] = verdict_json(v);
+    line["verdict"] = v.verdict.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.verdict);
     out.write(line.dump() + "\n");
   }
   out.commit();

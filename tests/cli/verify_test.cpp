@@ -106,7 +106,7 @@ TEST_F(Verify, FileModeKeepsFieldsAndScoresAsTheTextsMode) {
                         "\"id\": \"p1\"}\n"
                         "\n"
                         "{\"a\": \"Is port 6379 closed by default?\", \"b\": \"By default, is port 6379 closed?\"}\n"
-                        "{\"a\": \"the dog bit the man\", \"b\": \"the man bit the dog\", \"label\": 0}\n");
+                        "{\"label\": 0, \"b\": \"the man bit the dog\", \"a\": \"the dog bit the man\"}\n");
   const auto out = dir_ / "scored.jsonl";
   auto r = run("verify --input " + in.string() + " --output " + out.string() + " --json --quiet");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -117,6 +117,14 @@ TEST_F(Verify, FileModeKeepsFieldsAndScoresAsTheTextsMode) {
 
   const auto rows = read_jsonl(out);
   ASSERT_EQ(rows.size(), 3u);
+  {  // a line keeps its own key order, the score and verdict after it
+    std::ifstream lines(out);
+    std::string line;
+    for (int i = 0; i < 3; ++i) std::getline(lines, line);
+    EXPECT_TRUE(line.starts_with("{\"label\":0,\"b\":\"the man bit the dog\",\"a\":\"the dog bit the man\",\"score\":"))
+        << line;
+    EXPECT_TRUE(line.ends_with(",\"verdict\":\"near-miss\"}")) << line;
+  }
   EXPECT_EQ(rows[0]["id"], "p1");
   EXPECT_EQ(rows[2]["label"], 0);
   EXPECT_EQ(rows[0]["verdict"], "near-miss");
