@@ -93,13 +93,16 @@ void verify_texts(const VerifyArgs& a, const search::TextVerifier& tv) {
                 {"latency_ms", {{"total", ms}}}});
     return;
   }
-  // One line per candidate, in order: verdict ("-" without a threshold), score, candidate.
+  // One line per candidate, in order: verdict ("-" without a threshold), score,
+  // candidate (its tabs and line breaks shown as spaces, so each stays one line).
   std::string out;
   for (size_t i = 0; i < verified.size(); ++i) {
     const auto& v = verified[i];
     char score[32];
     std::snprintf(score, sizeof score, "%.4f", v.score);
-    out += cat(v.verdict.empty() ? "-" : v.verdict, "\t", score, "\t", a.candidates[i], "\n");
+    std::string shown = a.candidates[i];
+    std::replace_if(shown.begin(), shown.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+    out += cat(v.verdict.empty() ? "-" : v.verdict, "\t", score, "\t", shown, "\n");
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
 }

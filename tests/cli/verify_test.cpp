@@ -2,9 +2,15 @@
 // the default verifier: verdicts on texts and on a file of pairs, the two
 // modes agreeing, and bad input named by file and line.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -76,6 +82,12 @@ TEST_F(Verify, TextsGetCalibratedVerdictsInCandidateOrder) {
 
 TEST_F(Verify, PlainOutputIsOneLinePerCandidate) {
   auto r = run(std::string(kTexts) + " --quiet");
+  // A candidate's own tab or line break does not split its line.
+  auto broken =
+      run("verify --query 'Is port 6379 closed?' --candidate \"$(printf 'Is port 6379\\nclosed?\\tReally?')\" --quiet");
+  ASSERT_EQ(broken.status, 0) << broken.err;
+  EXPECT_EQ(std::count(broken.out.begin(), broken.out.end(), '\n'), 1) << broken.out;
+  EXPECT_TRUE(broken.out.ends_with("\tIs port 6379 closed? Really?\n")) << broken.out;
   ASSERT_EQ(r.status, 0) << r.err;
   std::istringstream lines(r.out);
   std::vector<std::string> got;
@@ -167,6 +179,42 @@ TEST_F(Verify, BadInputNamesFileAndLineAndWritesNothing) {
   r = run("verify --input " + scored.string() + " --output " + out.string() + " --quiet");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("scored-in.jsonl:1: field 'score'"), std::string::npos) << r.err;
+}
+
+TEST_F(Verify, CtrlCLeavesNoOutput) {
+  std::string lines;
+  for (int i = 0; i < 40000; ++i)
+    lines += "{\"a\": \"Is port " + std::to_string(i) + " closed by default?\", \"b\": \"Is port " +
+             std::to_string(i) + " open by default?\"}\n";
+  const auto in = write("many.jsonl", lines);
+  const auto out = dir_ / "scored.jsonl";
+  const auto err = dir_ / "err.txt";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 2);
+    ::execl(VERITY_BINARY, VERITY_BINARY, "verify", "--input", in.c_str(), "--output", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Interrupt once scoring has begun (its first log line), long before 40,000 pairs are done.
+  bool started = false;
+  for (int i = 0; i < 600 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ifstream e(err);
+    const std::string text((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+    started = text.find(" pairs from ") != std::string::npos;
+  }
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(started) << "verify never began scoring";
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find("scored.jsonl.tmp"), std::string::npos) << entry.path();
 }
 
 TEST_F(Verify, UsageErrorsExitTwo) {
