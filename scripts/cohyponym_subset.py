@@ -8,9 +8,8 @@ swaps could hold: how many of them are same-meaning. Chosen from the texts
 alone, never from scores; score the subsets with pairs-eval.
 
 The two words (surface_words, case folded) are letters alone, not stop words,
-not near spellings (at most two edits apart, or one the start of the other),
-and not a name swap (both written with a capital inside the text, which the
-name cap reads). Read as nouns through WordNet 3.0's files (Debian
+not near spellings, and not a name swap (the name cap's), each as
+scripts/name_swap_subset.py reads them. Read as nouns through WordNet 3.0's files (Debian
 wordnet-base, /usr/share/wordnet; plural forms through noun.exc and the
 regular endings), they share no synset, neither is a hypernym of the other
 (any depth, any sense), and one of the first SENSES senses of each has a
@@ -27,9 +26,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from subset_files import labelled_pairs, surface_words, write_subsets  # noqa: E402
+from name_swap_subset import near_spelling, swapped_names, swapped_word  # noqa: E402
+from subset_files import labelled_pairs, write_subsets  # noqa: E402
 
 WORDNET = "/usr/share/wordnet"
+# Function words, which WordNet also files as nouns ("can", "will") but a swap of which is no noun's.
 STOP_WORDS = set("""a an the i me my we our you your he him his she her it its they them their what which
 who whom this that these those am is are was were be been being have has had do does did doing and but if
 or because as until while of at by for with about against between into through during before after above
@@ -78,52 +79,34 @@ class Nouns:
         return None
 
     def ancestors(self, synset, depth):
-        seen, frontier = {synset: 0}, [synset]
-        for step in range(1, depth + 1):
+        """The synset and its hypernyms up to `depth` steps above it."""
+        seen, frontier = {synset}, [synset]
+        for _ in range(depth):
             frontier = [p for s in frontier for p in self.parents.get(s, []) if p not in seen]
-            for p in frontier:
-                seen[p] = step
+            seen.update(frontier)
         return seen
 
     def cohyponyms(self, x, y, depth, senses):
         lx, ly = self.lemma(x), self.lemma(y)
         if not lx or not ly or lx == ly or set(self.senses[lx]) & set(self.senses[ly]):
             return False
-        for a in self.senses[lx]:
-            if any(b in self.ancestors(a, 30) for b in self.senses[ly]):
-                return False
-        for b in self.senses[ly]:
-            if any(a in self.ancestors(b, 30) for a in self.senses[lx]):
-                return False
-        return any(set(self.ancestors(a, depth)) & set(self.ancestors(b, depth))
-                   for a in self.senses[lx][:senses] for b in self.senses[ly][:senses])
-
-
-def near_spelling(x, y):
-    if x.startswith(y) or y.startswith(x):
-        return True
-    row = list(range(len(y) + 1))
-    for i, cx in enumerate(x, 1):
-        prev, row[0] = row[0], i
-        for j, cy in enumerate(y, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (cx != cy))
-    return row[-1] <= 2
+        sx, sy = self.senses[lx], self.senses[ly]
+        above_x = set().union(*(self.ancestors(a, 30) for a in sx))
+        above_y = set().union(*(self.ancestors(b, 30) for b in sy))
+        if above_x & set(sy) or above_y & set(sx):
+            return False  # one is the broader word
+        near_x = [self.ancestors(a, depth) for a in sx[:senses]]
+        near_y = [self.ancestors(b, depth) for b in sy[:senses]]
+        return any(ax & by for ax in near_x for by in near_y)
 
 
 def swap(pair, nouns, depth, senses):
-    wa, wb = surface_words(pair["a"]), surface_words(pair["b"])
-    if len(wa) != len(wb):
-        return None
-    diff = [i for i in range(len(wa)) if wa[i] != wb[i]]
-    if len(diff) != 1:
-        return None
-    i = diff[0]
-    x, y = wa[i], wb[i]
+    found = swapped_word(pair["a"], pair["b"])
+    if found is None or swapped_names(pair["a"], pair["b"]):
+        return None  # not one word, or a name swap (the name cap's)
+    x, y = found[1].casefold(), found[2].casefold()
     if not (x.isalpha() and y.isalpha()) or x in STOP_WORDS or y in STOP_WORDS or near_spelling(x, y):
         return None
-    ca, cb = surface_words(pair["a"], fold_case=False), surface_words(pair["b"], fold_case=False)
-    if i > 0 and len(ca) == len(wa) and len(cb) == len(wb) and ca[i][:1].isupper() and cb[i][:1].isupper():
-        return None  # a name swap
     return [x, y] if nouns.cohyponyms(x, y, depth, senses) else None
 
 

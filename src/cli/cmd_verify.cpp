@@ -68,8 +68,10 @@ std::vector<InputPair> read_input(const std::string& path) {
   return pairs;
 }
 
-nlohmann::json verdict_json(const search::Verification& v) {
-  return v.verdict.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.verdict);
+// The verdict, null without a threshold; Json is the printed or the written (ordered) kind.
+template <class Json = nlohmann::json>
+Json verdict_json(const search::Verification& v) {
+  return v.verdict.empty() ? Json(nullptr) : Json(v.verdict);
 }
 
 nlohmann::json threshold_json(const search::TextVerifier& tv) {
@@ -164,7 +166,7 @@ void verify_file(const VerifyArgs& a, const search::TextVerifier& tv) {
     near_misses += v.verdict == "near-miss";
     auto line = pairs[i].object;
     line["score"] = v.score;
-    line["verdict"] = v.verdict.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.verdict);
+    line["verdict"] = verdict_json<nlohmann::ordered_json>(v);
     out.write(line.dump() + "\n");
   }
   out.commit();
@@ -192,7 +194,7 @@ void run_verify(VerifyArgs& a) {
   if (texts) {
     VERITY_CHECK(!a.query.empty(), ConfigError, "--candidate needs --query");
     VERITY_CHECK(!a.candidates.empty(), ConfigError, "--query needs at least one --candidate");
-    search::check_query(a.query);
+    search::check_query(a.query);  // before the model loads; verify() checks it again
   } else {
     VERITY_CHECK(!a.input.empty(), ConfigError, "--output needs --input");
     VERITY_CHECK(!a.output.empty(), ConfigError, "--input needs --output (the scored pairs are written there)");

@@ -242,8 +242,12 @@ namespace {
 struct NumberReading {
   std::string sign;   // a currency sign before digits: "$500"
   std::string value;  // "1,000" and "thousand" are "1000"; "3.50" is "3.5"
-  std::string unit;   // letters or "%" after digits ("16gb", "10%", "10am"); every ordinal is "#th"
+  std::string unit;   // letters or "%" after digits ("16gb", "10%", "10am"); every ordinal is kOrdinalUnit
 };
+
+// The one unit of every ordinal ("2nd", "second", "twenty first"): ordinals
+// compare by value alone.
+constexpr std::string_view kOrdinalUnit = "#th";
 
 // The number words, each with its reading: F5's lexicon and the number rules
 // read the same list.
@@ -359,7 +363,8 @@ std::optional<std::string_view> named(std::span<const UnitName> names, std::stri
 
 std::optional<NumberReading> read_number(std::string_view word) {
   if (const auto* n = number_word(word)) return NumberReading{"", std::string(n->value), std::string(n->unit)};
-  if (const auto ordinal = ordinal_value(word)) return NumberReading{"", std::to_string(*ordinal), "#th"};
+  if (const auto ordinal = ordinal_value(word))
+    return NumberReading{"", std::to_string(*ordinal), std::string(kOrdinalUnit)};
   NumberReading out;
   for (const std::string_view sign : {"$", "\u20AC", "\u00A3", "\u00A5", "\u20B9"})
     if (word.starts_with(sign)) {
@@ -387,7 +392,7 @@ std::optional<NumberReading> read_number(std::string_view word) {
     if (out.value.back() == '.') out.value.pop_back();
   }
   if (unit == "st" || unit == "nd" || unit == "rd" || unit == "th") {
-    out.unit = "#th";
+    out.unit = kOrdinalUnit;
   } else if (unit == "k" && decimal) {  // "k" multiplies ("20k" is 20000) rather than names a unit
     out.value = thousand_times(out.value);
   } else if (const auto currency = named(kCurrencyNames, unit); currency && out.sign.empty()) {
@@ -461,7 +466,7 @@ std::optional<std::pair<NumberReading, size_t>> number_phrase(const std::vector<
       const bool follows = ordinal && ((last == Last::tens && *ordinal < 10) ||
                                        ((last == Last::hundred || last == Last::scale || last == Last::conjunction) &&
                                         *ordinal < 100));
-      if (follows) group += *ordinal, out.unit = "#th", last = Last::small, ++j;
+      if (follows) group += *ordinal, out.unit = kOrdinalUnit, last = Last::small, ++j;
       break;
     }
     const bool opening = last == Last::none || last == Last::hundred || last == Last::scale || last == Last::conjunction;
