@@ -3,6 +3,8 @@
 // the network. Details: docs/TRAINING.md ("Recalibrating a verifier").
 #include <filesystem>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "cli/command.hpp"
 #include "cli/f5_report_json.hpp"
@@ -18,6 +20,17 @@
 
 namespace verity::cli {
 namespace {
+
+// "relations+directions" as {"relations", "directions"}.
+std::vector<std::string> split_lists(const std::string& joined) {
+  std::vector<std::string> lists;
+  for (size_t start = 0; start <= joined.size();) {
+    const size_t plus = std::min(joined.find('+', start), joined.size());
+    lists.push_back(joined.substr(start, plus - start));
+    start = plus + 1;
+  }
+  return lists;
+}
 
 struct CalibrateArgs {
   CommonFlags common;
@@ -48,9 +61,11 @@ void run_calibrate(CalibrateArgs& a) {
   size_t added_antonyms = 0;
   if (a.add_antonyms != "none") {
     std::vector<std::pair<std::string, std::string>> pairs;
-    if (a.add_antonyms.find("relations") != std::string::npos) pairs = verify::relation_antonyms();
-    if (a.add_antonyms.find("directions") != std::string::npos)
-      verify::merge_antonyms(pairs, verify::direction_antonyms());
+    for (const auto& list : split_lists(a.add_antonyms)) {
+      if (list == "relations") verify::merge_antonyms(pairs, verify::relation_antonyms());
+      if (list == "directions") verify::merge_antonyms(pairs, verify::direction_antonyms());
+      if (list == "spatial") verify::merge_antonyms(pairs, verify::spatial_relation_changes());
+    }
     try {
       added_antonyms = verifier->add_antonyms(pairs);
     } catch (const ConfigError& e) {
@@ -264,8 +279,18 @@ void setup_calibrate(CLI::App& app) {
                   "Before the fit, add to the verifier's lexicon: none | relations (opposites of spatial, time and "
                   "permission words WordNet lacks: under/on, behind/front, before/after, ...) | directions (opposite "
                   "directions of a change or a choice: increase/reduce, rose/fell, enable/disable, add/remove, ...) | "
-                  "relations+directions; the network is unchanged")
-      ->check(CLI::IsMember({"none", "relations", "directions", "relations+directions"}))
+                  "spatial (spatial relations that differ without being opposites: above/beside, left/front, "
+                  "behind/between, ...) | several joined by '+' (relations+directions+spatial); the network is "
+                  "unchanged")
+      ->check(CLI::Validator(
+          [](const std::string& value) {
+            if (value == "none") return std::string();
+            for (const auto& list : split_lists(value))
+              if (list != "relations" && list != "directions" && list != "spatial")
+                return cat("'", list, "' is none of relations, directions, spatial (or none alone)");
+            return std::string();
+          },
+          "LISTS", "antonym lists"))
       ->capture_default_str();
   cmd->add_flag("--spell-lexicon", a->spell_lexicon,
                "Before the fit (after --add-antonyms), spell the lexicon's antonym forms and number words with "

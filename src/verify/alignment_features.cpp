@@ -95,6 +95,30 @@ std::vector<std::pair<std::string, std::string>> relation_antonyms() {
           {"safe", "unsafe"}, {"max", "min"}, {"profit", "loss"}, {"men", "women"}};
 }
 
+std::vector<std::pair<std::string, std::string>> spatial_relation_changes() {
+  // Words of one class name one relation ("beneath" and "below"); a word of
+  // one class against a word of another is a changed relation. Words with a
+  // common sense beside the spatial one stay out ("over 50", "next week", "so
+  // far", "on"), and "near" is not paired with "beside": what is beside a
+  // thing is near it.
+  const std::vector<std::vector<std::string>> classes = {
+      {"above", "atop"}, {"below", "beneath", "underneath", "under"}, {"beside", "alongside"}, {"front"},
+      {"behind"},        {"left"},                                    {"right"},                {"inside"},
+      {"outside"},       {"near", "nearby"},                          {"between"}};
+  const auto nearness = [](const std::string& a, const std::string& b) {
+    const auto near = [](const std::string& w) { return w == "near" || w == "nearby"; };
+    const auto side = [](const std::string& w) { return w == "beside" || w == "alongside"; };
+    return (near(a) && side(b)) || (side(a) && near(b));
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t c = 0; c < classes.size(); ++c)
+    for (size_t d = c + 1; d < classes.size(); ++d)
+      for (const auto& a : classes[c])
+        for (const auto& b : classes[d])
+          if (!nearness(a, b)) out.emplace_back(a, b);
+  return out;
+}
+
 namespace {
 // Each pair also with the base form of one word facing the -s, -ed and -ing forms of the other (not
 // -er: "off" would meet "offer"): a tokenizer often writes an inflected word as its base piece and a

@@ -110,6 +110,12 @@ struct LexiconWords {
 // Lower-case, for Lexicon's antonym list beside WordNet's.
 std::vector<std::pair<std::string, std::string>> relation_antonyms();
 
+// Spatial relations that are not opposites but still differ: "above" /
+// "beside", "to the left of" / "in front of", "behind" / "between". Each word
+// of one class (words naming one relation: "below", "beneath", "under")
+// against each word of another, "near" against "beside" aside. Lower-case.
+std::vector<std::pair<std::string, std::string>> spatial_relation_changes();
+
 // Opposite directions of a change or a choice that WordNet's direct antonyms
 // lack or that its inflections miss: "increase" / "reduce", "rose" / "fell",
 // "gained" / "lost", "enable" / "disable", "add" / "remove", "support" /

@@ -80,6 +80,19 @@ TEST_F(Verify, TextsGetCalibratedVerdictsInCandidateOrder) {
   EXPECT_NE(j["pipeline"].get<std::string>().find("threshold="), std::string::npos);
 }
 
+// A relation changed for another that is no opposite is refused; the same
+// relation in other words is served (the default's spatial relation changes).
+TEST_F(Verify, ChangedSpatialRelationIsANearMiss) {
+  auto r = run("verify --query 'The keys are inside the drawer.' --candidate 'The keys are behind the drawer.' "
+               "--candidate 'The keys are beside the drawer.' --candidate 'The keys are in the drawer.' --json --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_EQ(j["results"][0]["verdict"], "near-miss") << j.dump();
+  EXPECT_EQ(j["results"][1]["verdict"], "near-miss") << j.dump();
+  EXPECT_EQ(j["results"][2]["verdict"], "match") << j.dump();
+}
+
 TEST_F(Verify, PlainOutputIsOneLinePerCandidate) {
   auto r = run(std::string(kTexts) + " --quiet");
   // A candidate's own tab or line break does not split its line.

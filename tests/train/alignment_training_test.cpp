@@ -780,6 +780,20 @@ TEST(TrainVerifierF5Cli, RelationOppositesJoinTheLexicon) {
   EXPECT_FALSE(nlohmann::json::parse(r.out).contains("added_antonyms"));
   EXPECT_EQ(verify::AlignmentVerifier::load(added)->lexicon().antonym_words().size(), before.size());
   EXPECT_EQ(verity_test::run(calibrate + " --verifier " + plain_file + " --add-antonyms all --out " + added).status, 2);
+  // Lists join with '+'; the spatial relation changes come on top of what the file holds.
+  r = verity_test::run(calibrate + " --verifier " + plain_file + " --add-antonyms relations+spatial --out " + added);
+  ASSERT_EQ(r.status, 0) << r.err;
+  held.clear();
+  for (const auto& [x, y] : before) held.insert(std::minmax(x, y));
+  size_t missing_joined = 0;
+  for (const auto& list : {relations, verify::spatial_relation_changes()})
+    for (const auto& [x, y] : list) missing_joined += held.insert(std::minmax(x, y)).second;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("added_antonyms").at("pairs").get<size_t>(), missing_joined);
+  EXPECT_TRUE(verify::AlignmentVerifier::load(added)->lexicon().antonyms(verify::token_identity("\u2581above"),
+                                                                          verify::token_identity("\u2581beside")));
+  r = verity_test::run(calibrate + " --verifier " + plain_file + " --add-antonyms relations+colours --out " + added);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("'colours'"), std::string::npos) << r.err;
 
   r = verity_test::run(command + " --f5-antonyms wordnet+relations --f5-inputs map,identity,pooled --out " + out);
   EXPECT_EQ(r.status, 2);

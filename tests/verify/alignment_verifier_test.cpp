@@ -350,6 +350,26 @@ TEST(Lexicon, RelationOppositesAreWellFormedAndSeen) {
   EXPECT_FALSE(Lexicon(Words{{"closed", "open"}}).antonyms(token_identity("\u2581under"), token_identity("\u2581on")));
 }
 
+// The spatial relation changes: well formed, a word of one relation against
+// a word of another, never two words for one relation.
+TEST(Lexicon, SpatialRelationChangesPairRelationsNotSynonyms) {
+  const auto spatial = spatial_relation_changes();
+  expect_well_formed(spatial);
+  const Lexicon lex(spatial);
+  auto changed = [&](const std::string& a, const std::string& b) {
+    return lex.antonyms(token_identity("\u2581" + a), token_identity("\u2581" + b));
+  };
+  for (const auto& [a, b] : Words{{"above", "beside"}, {"left", "front"}, {"behind", "between"}, {"inside", "behind"},
+                                  {"beneath", "beside"}, {"near", "inside"}, {"right", "behind"}})
+    EXPECT_TRUE(changed(a, b)) << a << " / " << b;
+  for (const auto& [a, b] : Words{{"below", "beneath"}, {"under", "underneath"}, {"above", "atop"},
+                                  {"beside", "alongside"}, {"near", "nearby"}})
+    EXPECT_FALSE(changed(a, b)) << a << " / " << b << ": one relation";
+  EXPECT_FALSE(changed("near", "beside")) << "what is beside a thing is near it";
+  for (const char* polysemous : {"over", "next", "far", "on", "across"})
+    for (const auto& [a, b] : spatial) EXPECT_TRUE(a != polysemous && b != polysemous) << a << " / " << b;
+}
+
 // The direction opposites: well formed like the relation opposites, and they
 // meet across the split a tokenizer makes of an inflected word.
 TEST(Lexicon, DirectionOppositesMeetAcrossInflectionsAndPieces) {
