@@ -65,6 +65,7 @@ void run_calibrate(CalibrateArgs& a) {
       if (list == "relations") verify::merge_antonyms(pairs, verify::relation_antonyms());
       if (list == "directions") verify::merge_antonyms(pairs, verify::direction_antonyms());
       if (list == "spatial") verify::merge_antonyms(pairs, verify::spatial_relation_changes());
+      if (list == "time") verify::merge_antonyms(pairs, verify::time_relation_changes());
     }
     try {
       added_antonyms = verifier->add_antonyms(pairs);
@@ -280,14 +281,15 @@ void setup_calibrate(CLI::App& app) {
                   "permission words WordNet lacks: under/on, behind/front, before/after, ...) | directions (opposite "
                   "directions of a change or a choice: increase/reduce, rose/fell, enable/disable, add/remove, ...) | "
                   "spatial (spatial relations that differ without being opposites: above/beside, left/front, "
-                  "behind/between, ...) | several joined by '+' (relations+directions+spatial); the network is "
-                  "unchanged")
+                  "behind/between, ...) | time (times of one kind that differ without being opposites: "
+                  "monthly/yearly, morning/afternoon, weekdays/weekends, ...) | several joined by '+' (relations+directions+spatial); the "
+                  "network is unchanged")
       ->check(CLI::Validator(
           [](const std::string& value) {
             if (value == "none") return std::string();
             for (const auto& list : split_lists(value))
-              if (list != "relations" && list != "directions" && list != "spatial")
-                return cat("'", list, "' is none of relations, directions, spatial (or none alone)");
+              if (list != "relations" && list != "directions" && list != "spatial" && list != "time")
+                return cat("'", list, "' is none of relations, directions, spatial, time (or none alone)");
             return std::string();
           },
           "LISTS", "antonym lists"))

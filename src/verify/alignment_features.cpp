@@ -119,6 +119,30 @@ std::vector<std::pair<std::string, std::string>> spatial_relation_changes() {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> time_relation_changes() {
+  // Groups of words for one kind of time; within a group, classes of words
+  // for one time ("yearly", "annually"). A word of one class against a word
+  // of another in its group is a changed time. "Evening" and "night" stay
+  // unpaired (what is done tonight is done this evening), as do units
+  // ("day", "month"), which texts of one meaning often both hold ("twice a
+  // day, fourteen times a week"). Left out after a dev run: "today" /
+  // "yesterday" / "tomorrow", which news texts of one meaning swap when they
+  // were written on other days, and "during" against "before" or "after".
+  const std::vector<std::vector<std::vector<std::string>>> groups = {
+      {{"hourly"}, {"daily"}, {"weekly"}, {"monthly"}, {"yearly", "annually", "annual"}},
+      {{"morning"}, {"afternoon"}, {"evening"}, {"night"}},
+      {{"summer"}, {"autumn"}, {"winter"}},
+      {{"weekday", "weekdays"}, {"weekend", "weekends"}}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& classes : groups)
+    for (size_t c = 0; c < classes.size(); ++c)
+      for (size_t d = c + 1; d < classes.size(); ++d)
+        for (const auto& a : classes[c])
+          for (const auto& b : classes[d])
+            if (!(a == "evening" && b == "night")) out.emplace_back(a, b);
+  return out;
+}
+
 namespace {
 // Each pair also with the base form of one word facing the -s, -ed and -ing forms of the other (not
 // -er: "off" would meet "offer"): a tokenizer often writes an inflected word as its base piece and a

@@ -116,6 +116,11 @@ std::vector<std::pair<std::string, std::string>> relation_antonyms();
 // against each word of another, "near" against "beside" aside. Lower-case.
 std::vector<std::pair<std::string, std::string>> spatial_relation_changes();
 
+// Times that differ without being opposites: "monthly" / "yearly", "morning"
+// / "afternoon", "summer" / "autumn", "weekdays" / "weekends". Each word of
+// one time against each word of another time of the same kind. Lower-case.
+std::vector<std::pair<std::string, std::string>> time_relation_changes();
+
 // Opposite directions of a change or a choice that WordNet's direct antonyms
 // lack or that its inflections miss: "increase" / "reduce", "rose" / "fell",
 // "gained" / "lost", "enable" / "disable", "add" / "remove", "support" /

@@ -80,17 +80,30 @@ TEST_F(Verify, TextsGetCalibratedVerdictsInCandidateOrder) {
   EXPECT_NE(j["pipeline"].get<std::string>().find("threshold="), std::string::npos);
 }
 
-// A relation changed for another that is no opposite is refused; the same
-// relation in other words is served (the default's spatial relation changes).
-TEST_F(Verify, ChangedSpatialRelationIsANearMiss) {
-  auto r = run("verify --query 'The keys are inside the drawer.' --candidate 'The keys are behind the drawer.' "
-               "--candidate 'The keys are beside the drawer.' --candidate 'The keys are in the drawer.' --json --quiet");
-  ASSERT_EQ(r.status, 0) << r.err;
+// The default's verdict on each candidate against the query, in order.
+std::vector<std::string> verdicts(const std::string& query, const std::vector<std::string>& candidates) {
+  std::string command = "verify --query '" + query + "' --json --quiet";
+  for (const auto& c : candidates) command += " --candidate '" + c + "'";
+  auto r = run(command);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> out;
+  if (r.status != 0) return out;
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["results"].size(), 3u);
-  EXPECT_EQ(j["results"][0]["verdict"], "near-miss") << j.dump();
-  EXPECT_EQ(j["results"][1]["verdict"], "near-miss") << j.dump();
-  EXPECT_EQ(j["results"][2]["verdict"], "match") << j.dump();
+  for (const auto& result : j.at("results")) out.push_back(result.at("verdict"));
+  return out;
+}
+
+// A relation or a frequency changed for another that is no opposite is
+// refused; the same one in other words is served (the default's spatial
+// relation and time changes).
+TEST_F(Verify, ChangedSpatialRelationOrFrequencyIsANearMiss) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(verdicts("The keys are inside the drawer.",
+                     {"The keys are behind the drawer.", "The keys are beside the drawer.", "The keys are in the drawer."}),
+            (V{"near-miss", "near-miss", "match"}));
+  EXPECT_EQ(verdicts("How do I pay my taxes monthly?",
+                     {"How do I pay my taxes yearly?", "How do I pay my taxes every month?"}),
+            (V{"near-miss", "match"}));
 }
 
 TEST_F(Verify, PlainOutputIsOneLinePerCandidate) {

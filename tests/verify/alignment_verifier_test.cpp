@@ -350,15 +350,18 @@ TEST(Lexicon, RelationOppositesAreWellFormedAndSeen) {
   EXPECT_FALSE(Lexicon(Words{{"closed", "open"}}).antonyms(token_identity("\u2581under"), token_identity("\u2581on")));
 }
 
+// Whether two whole words, as SentencePiece writes them, face each other in the lexicon.
+static bool meet(const Lexicon& lex, const std::string& a, const std::string& b) {
+  return lex.antonyms(token_identity("\u2581" + a), token_identity("\u2581" + b));
+}
+
 // The spatial relation changes: well formed, a word of one relation against
 // a word of another, never two words for one relation.
 TEST(Lexicon, SpatialRelationChangesPairRelationsNotSynonyms) {
   const auto spatial = spatial_relation_changes();
   expect_well_formed(spatial);
   const Lexicon lex(spatial);
-  auto changed = [&](const std::string& a, const std::string& b) {
-    return lex.antonyms(token_identity("\u2581" + a), token_identity("\u2581" + b));
-  };
+  const auto changed = [&](const std::string& a, const std::string& b) { return meet(lex, a, b); };
   for (const auto& [a, b] : Words{{"above", "beside"}, {"left", "front"}, {"behind", "between"}, {"inside", "behind"},
                                   {"beneath", "beside"}, {"near", "inside"}, {"right", "behind"}})
     EXPECT_TRUE(changed(a, b)) << a << " / " << b;
@@ -368,6 +371,23 @@ TEST(Lexicon, SpatialRelationChangesPairRelationsNotSynonyms) {
   EXPECT_FALSE(changed("near", "beside")) << "what is beside a thing is near it";
   for (const char* polysemous : {"over", "next", "far", "on", "across"})
     for (const auto& [a, b] : spatial) EXPECT_TRUE(a != polysemous && b != polysemous) << a << " / " << b;
+}
+
+// The time changes: times of one kind meet, times of two kinds and two words
+// for one time do not; days and "during" are left out.
+TEST(Lexicon, TimeChangesPairTimesOfOneKind) {
+  const auto times = time_relation_changes();
+  expect_well_formed(times);
+  const Lexicon lex(times);
+  const auto changed = [&](const std::string& a, const std::string& b) { return meet(lex, a, b); };
+  for (const auto& [a, b] : Words{{"monthly", "yearly"}, {"daily", "annually"}, {"morning", "afternoon"},
+                                  {"summer", "autumn"}, {"weekdays", "weekends"}, {"hourly", "weekly"}})
+    EXPECT_TRUE(changed(a, b)) << a << " / " << b;
+  for (const auto& [a, b] : Words{{"yearly", "annually"}, {"annual", "yearly"}, {"weekday", "weekdays"},
+                                  {"evening", "night"}, {"monthly", "morning"}})
+    EXPECT_FALSE(changed(a, b)) << a << " / " << b;
+  for (const char* left_out : {"today", "tomorrow", "yesterday", "during", "day", "month", "spring", "fall"})
+    for (const auto& [a, b] : times) EXPECT_TRUE(a != left_out && b != left_out) << a << " / " << b;
 }
 
 // The direction opposites: well formed like the relation opposites, and they

@@ -106,23 +106,29 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
       return r.contains("added_antonyms") && r.at("added_antonyms").at("source") == source;
     });
   };
-  const auto with_lexicon = added("relations+directions"), with_spatial = added("spatial");
+  const auto with_lexicon = added("relations+directions"), with_spatial = added("spatial"), with_time = added("time");
   ASSERT_NE(with_lexicon, recalibrations.end());
   ASSERT_NE(with_spatial, recalibrations.end());
+  ASSERT_NE(with_time, recalibrations.end());
   EXPECT_LT(with_spatial, with_lexicon) << "the spatial relation changes came later";
+  EXPECT_LT(with_time, with_spatial) << "the time changes came last";
   EXPECT_LE(fs::file_size(path), 5u * 1024 * 1024);
   // Its lexicon holds the relation and direction opposites and the spatial
-  // relation changes beside WordNet's antonyms, as its record says.
+  // relation and time changes beside WordNet's antonyms, as its record says.
   const auto f5 = AlignmentVerifier::load(path);
-  for (const auto& list : {relation_antonyms(), direction_antonyms(), spatial_relation_changes()})
+  for (const auto& list :
+       {relation_antonyms(), direction_antonyms(), spatial_relation_changes(), time_relation_changes()})
     for (const auto& [x, y] : list)
       EXPECT_TRUE(f5->lexicon().antonyms(token_identity("\u2581" + x), token_identity("\u2581" + y)))
           << x << " / " << y;
   // And USE-lite's spellings of the forms it splits, so "disable" ("\u2581dis" "able") faces "enable".
   const auto& spellings = f5->lexicon().spellings();
   // The latest step that spelled them counted them all.
-  EXPECT_EQ(with_spatial->at("spelled_forms").get<size_t>(), spellings.size());
-  EXPECT_LT(with_lexicon->at("spelled_forms").get<size_t>(), spellings.size()) << "the spatial words added some";
+  const auto latest_spelling = std::find_if(recalibrations.begin(), recalibrations.end(),
+                                            [](const auto& r) { return r.contains("spelled_forms"); });
+  ASSERT_NE(latest_spelling, recalibrations.end());
+  EXPECT_EQ(latest_spelling->at("spelled_forms").get<size_t>(), spellings.size());
+  EXPECT_LT(with_lexicon->at("spelled_forms").get<size_t>(), spellings.size()) << "the later lists added some";
   const auto disable = std::find_if(spellings.begin(), spellings.end(), [](const auto& s) { return s.first == "disable"; });
   ASSERT_NE(disable, spellings.end());
   EXPECT_EQ(disable->second, (std::vector<std::string>{"\u2581dis", "able"}));
