@@ -21,6 +21,14 @@
 namespace verity::cli {
 namespace {
 
+using WordPairs = std::vector<std::pair<std::string, std::string>>;
+
+// The word lists --add-antonyms names, by name.
+const std::map<std::string, WordPairs (*)()> kAntonymLists = {{"relations", verify::relation_antonyms},
+                                                              {"directions", verify::direction_antonyms},
+                                                              {"spatial", verify::spatial_relation_changes},
+                                                              {"time", verify::time_relation_changes}};
+
 // "relations+directions" as {"relations", "directions"}.
 std::vector<std::string> split_lists(const std::string& joined) {
   std::vector<std::string> lists;
@@ -60,13 +68,8 @@ void run_calibrate(CalibrateArgs& a) {
   VERITY_CHECK(verifier->is_trained(), ConfigError, "--verifier ", a.verifier, ": untrained weights");
   size_t added_antonyms = 0;
   if (a.add_antonyms != "none") {
-    std::vector<std::pair<std::string, std::string>> pairs;
-    for (const auto& list : split_lists(a.add_antonyms)) {
-      if (list == "relations") verify::merge_antonyms(pairs, verify::relation_antonyms());
-      if (list == "directions") verify::merge_antonyms(pairs, verify::direction_antonyms());
-      if (list == "spatial") verify::merge_antonyms(pairs, verify::spatial_relation_changes());
-      if (list == "time") verify::merge_antonyms(pairs, verify::time_relation_changes());
-    }
+    WordPairs pairs;
+    for (const auto& list : split_lists(a.add_antonyms)) verify::merge_antonyms(pairs, kAntonymLists.at(list)());
     try {
       added_antonyms = verifier->add_antonyms(pairs);
     } catch (const ConfigError& e) {
@@ -288,7 +291,7 @@ void setup_calibrate(CLI::App& app) {
           [](const std::string& value) {
             if (value == "none") return std::string();
             for (const auto& list : split_lists(value))
-              if (list != "relations" && list != "directions" && list != "spatial" && list != "time")
+              if (!kAntonymLists.contains(list))
                 return cat("'", list, "' is none of relations, directions, spatial, time (or none alone)");
             return std::string();
           },

@@ -3,11 +3,8 @@
 // through the same search::TextVerifier as the server's /verify and the Python
 // module's verify(), so a pair scores alike in all three.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <exception>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <nlohmann/json.hpp>
@@ -19,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
+#include "core/split_work.hpp"
 #include "search/text_verifier.hpp"
 
 namespace verity::cli {
@@ -125,36 +123,20 @@ void verify_file(const VerifyArgs& a, const search::TextVerifier& tv) {
   Progress progress("verify", pairs.size());
   const auto start = std::chrono::steady_clock::now();
   std::vector<search::Verification> verified(pairs.size());
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_lock;
-  auto work = [&] {
+  for_each_on_threads(groups.size(), workers, [&](size_t g) {
+    if (interrupt_requested()) return;
+    const auto [begin, end] = groups[g];
+    std::vector<std::string> candidates;
+    for (size_t i = begin; i < end; ++i) candidates.push_back(pairs[i].b);
+    std::vector<search::Verification> got;
     try {
-      for (size_t g; (g = next++) < groups.size();) {
-        if (interrupt_requested()) return;
-        const auto [begin, end] = groups[g];
-        std::vector<std::string> candidates;
-        for (size_t i = begin; i < end; ++i) candidates.push_back(pairs[i].b);
-        std::vector<search::Verification> got;
-        try {
-          got = tv.verify(pairs[begin].a, candidates);
-        } catch (const ConfigError& e) {
-          throw ConfigError(cat(a.input, ":", pairs[begin].line, ": field 'a': ", e.what()));
-        }
-        std::move(got.begin(), got.end(), verified.begin() + ptrdiff_t(begin));
-        progress.add(end - begin);
-      }
-    } catch (...) {
-      std::lock_guard lock(error_lock);
-      if (!error) error = std::current_exception();
-      next = groups.size();  // the others stop at their next group
+      got = tv.verify(pairs[begin].a, candidates);
+    } catch (const ConfigError& e) {
+      throw ConfigError(cat(a.input, ":", pairs[begin].line, ": field 'a': ", e.what()));
     }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+    std::move(got.begin(), got.end(), verified.begin() + ptrdiff_t(begin));
+    progress.add(end - begin);
+  });
   check_interrupt();
   progress.finish();
 

@@ -1,12 +1,14 @@
 #include "core/split_work.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -110,6 +112,26 @@ void split_work(size_t n, size_t min_items, const std::function<void(size_t, siz
   if (on_helper || split_work_threads() < 2 || mid < std::max<size_t>(min_items, 1)) return body(0, n);
   const std::function<void()> second = [&] { body(mid, n); };
   if (!Helper::instance().run_beside(second, [&] { body(0, mid); })) body(0, n);
+}
+
+void for_each_on_threads(size_t n, size_t threads, const std::function<void(size_t)>& body) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_lock;
+  auto work = [&] {
+    try {
+      for (size_t i; (i = next++) < n;) body(i);
+    } catch (...) {
+      std::lock_guard lock(error_lock);
+      if (!error) error = std::current_exception();
+      next = n;  // the others stop before their next item
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace verity

@@ -10,14 +10,13 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
-#include <mutex>
-#include <thread>
 #include <memory>
 #include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/log.hpp"
+#include "core/split_work.hpp"
 #include "text/utf8.hpp"
 #include "verify/verifier.hpp"
 
@@ -287,26 +286,12 @@ FileReport evaluate_cache(const std::string& path, const std::vector<data::Pair>
       progress.add();
       if (i % 64 == 0) check_interrupt();
     }
-    std::atomic<size_t> next{i};
-    std::exception_ptr error;
-    std::mutex error_lock;
-    auto work = [&] {
-      try {
-        for (size_t k; (k = next++) < e;) {
-          judge_untimed(k, ns_of(k), a_id_of(k));
-          progress.add();
-          if (interrupt_requested()) break;
-        }
-      } catch (...) {
-        std::lock_guard lock(error_lock);
-        if (!error) error = std::current_exception();
-      }
-    };
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < std::max<size_t>(1, o.threads); ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    if (error) std::rethrow_exception(error);
+    for_each_on_threads(e - i, std::max<size_t>(1, o.threads), [&](size_t offset) {
+      if (interrupt_requested()) return;
+      const size_t k = i + offset;
+      judge_untimed(k, ns_of(k), a_id_of(k));
+      progress.add();
+    });
     check_interrupt();
   };
 

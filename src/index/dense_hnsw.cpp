@@ -6,9 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/section_file.hpp"
+#include "core/split_work.hpp"
 
 namespace verity::index {
 
@@ -269,22 +268,8 @@ void HnswGraph::add(std::span<const int64_t> labels, std::span<const float> vect
   size_t need = g.cur_element_count + labels.size();
   if (need > g.max_elements_) g.resizeIndex(std::max(need, 2 * g.max_elements_));
   threads = std::max<size_t>(1, std::min(threads, labels.size() / 64 + 1));
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_lock;
-  auto work = [&] {
-    try {
-      for (size_t r; (r = next++) < labels.size();) g.addPoint(vectors.data() + r * dim, hnswlib::labeltype(labels[r]));
-    } catch (...) {
-      std::lock_guard lock(error_lock);
-      if (!error) error = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  for_each_on_threads(labels.size(), threads,
+                      [&](size_t r) { g.addPoint(vectors.data() + r * dim, hnswlib::labeltype(labels[r])); });
 }
 
 bool HnswGraph::has_label(int64_t label) const { return impl_->internal(label).has_value(); }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -90,6 +91,38 @@ TEST(SplitWork, AForkedChildRunsTheWorkItself) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// for_each_on_threads: every item once, on as many threads as asked.
+TEST(ForEachOnThreads, RunsEveryItemOnceOnTheThreadsAsked) {
+  for (size_t threads : {1u, 3u})
+    for (size_t n : {0u, 1u, 50u}) {
+      std::vector<std::atomic<int>> seen(n);
+      std::mutex m;
+      std::set<std::thread::id> ids;
+      for_each_on_threads(n, threads, [&](size_t i) {
+        ++seen[i];
+        std::lock_guard lock(m);
+        ids.insert(std::this_thread::get_id());
+      });
+      for (size_t i = 0; i < n; ++i) EXPECT_EQ(seen[i].load(), 1) << "item " << i;
+      EXPECT_LE(ids.size(), threads);
+      if (threads == 1 && n > 0) EXPECT_EQ(*ids.begin(), std::this_thread::get_id());
+    }
+}
+
+// The first exception reaches the caller, and no item starts after it.
+TEST(ForEachOnThreads, AnExceptionStopsTheRestAndIsRethrown) {
+  std::atomic<size_t> started{0};
+  EXPECT_THROW(for_each_on_threads(1000, 2,
+                                   [&](size_t i) {
+                                     ++started;
+                                     if (i == 3) throw std::runtime_error("item 3");
+                                     // The rest take long enough that all of them cannot start first.
+                                     std::this_thread::sleep_for(std::chrono::microseconds(200));
+                                   }),
+               std::runtime_error);
+  EXPECT_LT(started.load(), 1000u);
 }
 
 }  // namespace
