@@ -14,8 +14,9 @@
 # --surface-floor --name-cap --transposition-cap --number-cap; the number cap
 # without --dev-triples), and last the spatial relation changes, then the time
 # changes, each with the flip cap refitted (calibrate --keep-calibration
-# --add-antonyms spatial|time --spell-lexicon --flip-cap); docs/RESULTS.md gives
-# the commands. Each run's summary
+# --add-antonyms spatial|time --spell-lexicon --flip-cap), and the lexicon read
+# in whole words (calibrate --keep-calibration --whole-words --flip-cap);
+# docs/RESULTS.md gives the commands. Each run's summary
 # JSON goes next to its weights; installing default.valn as
 # assets/verifiers/default.valn (with its record in default.json) is a
 # separate, deliberate step. A finished run is kept on a rerun. Flags after

@@ -45,7 +45,7 @@ struct CalibrateArgs {
   std::string verifier, out, encoder = "use-lite", dev_triples, pooled_term = "none",
               threshold_rule = "plateau", gate = "refit", add_antonyms = "none";
   bool spell_lexicon = false, flip_cap = false, surface_floor = false, name_cap = false, transposition_cap = false,
-       number_cap = false, keep_calibration = false;
+       number_cap = false, keep_calibration = false, whole_words = false;
   std::vector<std::string> dev_pairs;
   size_t max_pairs_per_source = 0, chunk = 64;
   uint64_t seed = 1;
@@ -115,6 +115,13 @@ void run_calibrate(CalibrateArgs& a) {
     groups.push_back(std::move(g));
   }
   auto encoder = encode::make_encoder(a.encoder);
+  if (a.whole_words) {
+    try {
+      verifier->set_whole_words(true);
+    } catch (const ConfigError& e) {
+      throw ConfigError(cat("--whole-words: ", e.what()));
+    }
+  }
   size_t spelled_forms = 0;
   if (a.spell_lexicon) {
     try {
@@ -168,6 +175,7 @@ void run_calibrate(CalibrateArgs& a) {
   if (a.add_antonyms != "none")  // absent otherwise, as before
     recalibration["added_antonyms"] = {{"source", a.add_antonyms}, {"pairs", added_antonyms}};
   if (a.spell_lexicon) recalibration["spelled_forms"] = spelled_forms;
+  if (a.whole_words) recalibration["whole_words"] = true;
   if (a.gate_band > 0) recalibration["gate_band"] = a.gate_band;
   if (report.flips) recalibration["flip_cap"] = flips;
   if (report.surface) recalibration["surface_floor"] = surface;
@@ -203,6 +211,7 @@ void run_calibrate(CalibrateArgs& a) {
                             {"seconds", report.seconds}};
   if (recalibration.contains("added_antonyms")) summary["added_antonyms"] = recalibration.at("added_antonyms");
   if (a.spell_lexicon) summary["spelled_forms"] = spelled_forms;
+  if (a.whole_words) summary["whole_words"] = true;
   if (report.flips) summary["flip_cap"] = flips;
   if (report.surface) summary["surface_floor"] = surface;
   if (report.names) summary["name_cap"] = names;
@@ -301,6 +310,10 @@ void setup_calibrate(CLI::App& app) {
                "Before the fit (after --add-antonyms), spell the lexicon's antonym forms and number words with "
                "the encoder's tokenizer and keep those it splits into pieces (\"disable\" as \"\u2581dis able\", "
                "\"sixty\" as \"\u2581six ty\"), so their swaps are seen too; the network is unchanged");
+  cmd->add_flag("--whole-words", a->whole_words,
+               "Before the fit, read the lexicon in whole words only: a word of it that the tokenizer leaves "
+               "inside a longer word (\"\u2581under min ing\" of \"undermining\", \"\u2581not able\" of "
+               "\"notable\") is none, an inflection after it (\"\u2581cold er\") aside; the network is unchanged");
   cmd->add_option("--seed", a->seed, "Seed of the capped sample")->capture_default_str();
   cmd->add_option("--chunk", a->chunk, "Pairs encoded per batch")->capture_default_str();
   add_common_flags(cmd, a->common);

@@ -111,7 +111,7 @@ constexpr std::initializer_list<const char*> kF3F4OnlyFlags = {
 // Flags that only F5 training reads; F3/F4 refuse them (several also have a check of their own, first).
 constexpr std::initializer_list<const char*> kF5OnlyFlags = {
     "--max-pairs-per-source", "--max-dev-pairs-per-source", "--f5-hidden", "--f5-embedding", "--f5-mlp",
-    "--f5-conv", "--f5-inputs", "--f5-fold-case", "--f5-lexicon-words", "--steps-per-epoch", "--pairs-per-source",
+    "--f5-conv", "--f5-inputs", "--f5-fold-case", "--f5-whole-words", "--f5-lexicon-words", "--steps-per-epoch", "--pairs-per-source",
     "--triples-per-step", "--lr-schedule", "--triple-weight", "--pooled-dropout", "--pooled-term"};
 
 // F5: pairs (balanced per source) and triples, calibrated on dev.
@@ -595,6 +595,9 @@ void setup_train_verifier(CLI::App& app) {
   cmd->add_flag("--f5-fold-case", f5.fold_case,
                 "F5 reads token identities ignoring case (exact matches, idf, lexicon), through the case folds "
                 "of the encoder's vocabulary, which the file keeps");
+  cmd->add_flag("--f5-whole-words", f5.whole_words,
+                "F5 reads the lexicon in whole words only: a word of it inside a longer word (\"under\" of "
+                "\"undermining\", \"not\" of \"notable\") is none, an inflection after it (\"colder\") aside");
   cmd->add_option("--f5-inputs", f5.inputs, "F5 input groups: map,identity,pooled,lexicon")->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--f5-lexicon-words", a->f5_lexicon_words,

@@ -664,6 +664,22 @@ bool SurfaceSpellings::add_wordpiece(std::span<const std::string> pieces, std::s
   return added;
 }
 
+const std::string* SurfaceSpellings::spelling_of(uint32_t identity) const {
+  const auto it = spellings_.find(identity);
+  return it == spellings_.end() || it->second.kind != Kind::spelled ? nullptr : &it->second.text;
+}
+
+bool SurfaceSpellings::joins(uint32_t before, uint32_t next) const {
+  const std::string* a = spelling_of(before);
+  const std::string* b = spelling_of(next);
+  if (a == nullptr || b == nullptr || a->empty() || b->empty()) return false;
+  auto word_byte = [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x80 || std::isalnum(u) != 0;
+  };
+  return word_byte(a->back()) && word_byte(b->front());
+}
+
 std::optional<std::string> SurfaceSpellings::spelled(std::span<const uint32_t> ids) const {
   std::string text;
   for (const auto id : ids) {

@@ -131,6 +131,16 @@ class SurfaceSpellings {
   // far apart in length are told apart without spelling them: one holding
   // more than 4 × the other's pieces + 16 (a query and a passage).
   bool same_surface(std::span<const uint32_t> a, std::span<const uint32_t> b) const;
+  // What one piece spells ("\u2581under" spells " under", a word mark as a
+  // space); nullptr for a piece of no registered vocabulary, a special one,
+  // or one spelled two ways.
+  const std::string* spelling_of(uint32_t identity) const;
+  // Whether `next` continues the word that `before` ends: `next` carries no
+  // word mark and the two meet letter to letter or digit to digit, any byte
+  // of a multi-byte character counting as a letter ("\u2581under" "min" of
+  // "undermining", "k" "not" of "knot"; not "\u2581(" "under", nor "'"
+  // "t"). False when either piece spells nothing known.
+  bool joins(uint32_t before, uint32_t next) const;
   // swapped_name of what the two spell; nullopt too when a piece spells
   // nothing known. Before any spelling, a pair whose identities differ in
   // more than one short run of pieces (12) is set aside; `folds` (the case

@@ -797,6 +797,8 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
 
   const verify::Lexicon lexicon(o.antonyms, o.lexicon_words);
   const verify::TokenTable token_table(idf, lexicon);
+  const auto spellings = config.whole_words ? text::registered_surface_spellings() : nullptr;
+  const text::SurfaceSpellings* whole_words = spellings.get();
   std::vector<verify::AlignmentFeatures> features(set.samples.size());
   {
     Progress progress("alignment features", set.samples.size());
@@ -807,7 +809,7 @@ std::unique_ptr<verify::AlignmentVerifier> train_alignment_verifier(
         verify::PairContext ctx{feature_ids[s.a], feature_ids[s.b], s.cosine};
         if (s.map.empty()) continue;
         auto& f = features[size_t(k)];
-        f = verify::alignment_features(s.map, ctx, token_table, lexicon);
+        f = verify::alignment_features(s.map, ctx, token_table, lexicon, nullptr, whole_words);
         if (config.pooled_head > 0) f.pooled = verify::pooled_comparison(set.pooled_of(s.a), set.pooled_of(s.b));
       }
       done += size_t(hi - lo);

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <string>
 
 #include "core/error.hpp"
 #include "text/surface.hpp"
@@ -535,20 +537,71 @@ struct DirectionSummary {
 // (TokenTable's defaults, idf 1 and no word, when identities are unknown).
 using TokenInfo = std::vector<TokenTable::Info>;
 
+// Whether the word that ends at ids[end - 1] goes on past it only by an
+// inflection ("\u2581cold" "er", "\u2581hot" "ter", "\u2581outdoor" "s") or
+// not at all: not "\u2581under" "min" "ing".
+bool ends_as_word(std::span<const uint32_t> ids, size_t end, const text::SurfaceSpellings& spellings) {
+  std::string rest;
+  for (size_t k = end; k < ids.size() && spellings.joins(ids[k - 1], ids[k]); ++k) {
+    rest += *spellings.spelling_of(ids[k]);
+    if (rest.size() > 8) return false;
+  }
+  if (rest.empty()) return true;
+  static const std::array<std::string_view, 10> kEndings = {"s", "es", "ed", "d", "ing", "er", "r", "est", "st", "ly"};
+  auto ending = [&](std::string_view r) { return std::find(kEndings.begin(), kEndings.end(), r) != kEndings.end(); };
+  if (ending(rest)) return true;
+  // A doubled last letter before the ending: "hot" + "ter", "stop" + "ped".
+  const std::string* last = spellings.spelling_of(ids[end - 1]);
+  return last != nullptr && !last->empty() && rest.size() > 1 && rest[0] == last->back() &&
+         ending(std::string_view(rest).substr(1));
+}
+
+// The whole word of the text that piece `at` lies in, lower-cased (ASCII),
+// without its word mark: "cannot" for the "not" of "\u2581Can not".
+std::string word_around(std::span<const uint32_t> ids, size_t at, const text::SurfaceSpellings& spellings) {
+  size_t begin = at, end = at + 1;
+  while (begin > 0 && spellings.joins(ids[begin - 1], ids[begin])) --begin;
+  while (end < ids.size() && spellings.joins(ids[end - 1], ids[end])) ++end;
+  std::string word;
+  for (size_t k = begin; k < end; ++k)
+    if (const std::string* piece = spellings.spelling_of(ids[k])) word += *piece;
+  const size_t first = word.find_first_not_of(' ');
+  word.erase(0, first == std::string::npos ? word.size() : first);
+  for (char& c : word) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return word;
+}
+
 TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table,
-                     const Lexicon& lexicon) {
+                     const Lexicon& lexicon, const text::SurfaceSpellings* whole_words) {
   TokenInfo info(length);
   for (size_t i = 0; i < length && known; ++i) {
     info[i] = table.info(ids[i]);
     if (info[i].number) info[i].number_identity = ids[i];
   }
+  const auto text_ids = ids.first(std::min(length, ids.size()));
+  // With whole_words, a word of the lexicon counts only where it stands as a
+  // word of the text, not inside a longer one; numbers are read as before.
+  auto inside_longer_word = [&](size_t at, size_t pieces) {
+    if (whole_words == nullptr) return false;
+    if (at > 0 && whole_words->joins(text_ids[at - 1], text_ids[at])) return true;
+    return !ends_as_word(text_ids, at + pieces, *whole_words);
+  };
+  // A negator counts where the whole word it lies in is one ("\u2581Can not",
+  // "\u2581no where"), not inside "\u2581not able" or "\u2581k not".
+  auto negating_word = [&](size_t at) {
+    if (whole_words->spelling_of(text_ids[at]) == nullptr) return true;  // a piece of no known vocabulary
+    const auto& negators = lexicon.words().negators;
+    const auto word = word_around(text_ids, at, *whole_words);
+    return std::find(negators.begin(), negators.end(), word) != negators.end();
+  };
   // A spelled word ("\u2581dis" "able") is its first piece's word, and a number
   // only if it is a number word ("\u2581six" "ty" is sixty, not six); the
   // pieces after it are no words or numbers of their own ("able" is not "disable").
   for (size_t i = 0; i < length && known; ++i) {
     if (!info[i].spelling) continue;
-    const auto run = lexicon.spelled_at(ids.first(std::min(length, ids.size())), i);
+    const auto run = lexicon.spelled_at(text_ids, i);
     if (run.length == 0) continue;
+    if (run.number == 0 && inside_longer_word(i, run.length)) continue;
     info[i].word = run.word;
     info[i].number = run.number != 0;
     info[i].number_identity = run.number;
@@ -557,6 +610,14 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
       info[i + k].spelled_rest = true;
     i += run.length - 1;
   }
+  if (whole_words != nullptr)
+    for (size_t i = 0; i < length && known; ++i) {
+      auto& t = info[i];
+      if (t.spelled_rest || (t.word == Lexicon::kNoWord && !t.negator)) continue;
+      if (t.spelling && i + 1 < length && info[i + 1].spelled_rest) continue;  // a spelled run read above
+      if (t.word != Lexicon::kNoWord && inside_longer_word(i, 1)) t.word = Lexicon::kNoWord;
+      if (t.negator && !negating_word(i)) t.negator = false;
+    }
   // "isn ' t": the clitic after an apostrophe negates; a lone "t" does not.
   for (size_t i = 1; i < length && known; ++i)
     if (info[i].clitic && info[i - 1].apostrophe) info[i].negator = true;
@@ -812,13 +873,14 @@ void read_matches(std::span<const long> target, std::span<const uint32_t> x_ids,
 
 // The features of a checked map, its columns already in reading order.
 AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
-                                const Lexicon& lexicon, const text::CaseFolds* case_folds) {
+                                const Lexicon& lexicon, const text::CaseFolds* case_folds,
+                                const text::SurfaceSpellings* whole_words) {
   const size_t n = map.rows(), m = map.cols();
   const auto values = map.values();
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
   const auto isa = kernels::best_isa();
-  const auto a_info = token_info(context.query_ids, n, known, tokens, lexicon);
-  const auto b_info = token_info(context.candidate_ids, m, known, tokens, lexicon);
+  const auto a_info = token_info(context.query_ids, n, known, tokens, lexicon, whole_words);
+  const auto b_info = token_info(context.candidate_ids, m, known, tokens, lexicon, whole_words);
   auto negators = [](const TokenInfo& info) {
     return std::count_if(info.begin(), info.end(), [](const TokenTable::Info& t) { return t.negator; });
   };
@@ -939,12 +1001,14 @@ std::vector<size_t> coordination_order(std::span<const uint32_t> x_ids, std::spa
 }
 
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
-                                     const Lexicon& lexicon, const text::CaseFolds* case_folds) {
-  return alignment_features(map, context, TokenTable(idf, lexicon), lexicon, case_folds);
+                                     const Lexicon& lexicon, const text::CaseFolds* case_folds,
+                                     const text::SurfaceSpellings* whole_words) {
+  return alignment_features(map, context, TokenTable(idf, lexicon), lexicon, case_folds, whole_words);
 }
 
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
-                                     const Lexicon& lexicon, const text::CaseFolds* case_folds) {
+                                     const Lexicon& lexicon, const text::CaseFolds* case_folds,
+                                     const text::SurfaceSpellings* whole_words) {
   VERITY_CHECK(!map.empty(), ConfigError, "alignment features: empty map");
   const size_t n = map.rows(), m = map.cols();
   VERITY_CHECK(context.query_ids.empty() || context.query_ids.size() == n, ConfigError,
@@ -953,14 +1017,14 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
                "alignment features: ", context.candidate_ids.size(), " candidate token ids for a map of ", m,
                " columns");
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
-  if (!known) return pair_features(map, context, tokens, lexicon, case_folds);
+  if (!known) return pair_features(map, context, tokens, lexicon, case_folds, whole_words);
   // One text is read in the other's order, the same one whichever is the query,
   // so that F5(a, b) stays F5(b, a): the text whose identities sort later.
   const auto& q = context.query_ids;
   const auto& c = context.candidate_ids;
   const bool reorder_query = std::lexicographical_compare(c.begin(), c.end(), q.begin(), q.end());
   auto order = reorder_query ? coordination_order(c, q) : coordination_order(q, c);
-  if (order.empty()) return pair_features(map, context, tokens, lexicon, case_folds);
+  if (order.empty()) return pair_features(map, context, tokens, lexicon, case_folds, whole_words);
   const auto values = map.values();
   std::vector<float> cells(n * m);
   std::vector<uint32_t> ids(order.size());
@@ -971,7 +1035,8 @@ AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext
   for (size_t k = 0; k < order.size(); ++k) ids[k] = moved[order[k]];
   PairContext reordered = context;
   (reorder_query ? reordered.query_ids : reordered.candidate_ids) = ids;
-  return pair_features(SimilarityMap(n, m, std::move(cells)), reordered, tokens, lexicon, case_folds);
+  return pair_features(SimilarityMap(n, m, std::move(cells)), reordered, tokens, lexicon, case_folds,
+                       whole_words);
 }
 
 std::vector<float> pooled_comparison(std::span<const float> a, std::span<const float> b) {

@@ -58,6 +58,10 @@
 #include "verify/similarity_map.hpp"
 #include "verify/verifier.hpp"
 
+namespace verity::text {
+class SurfaceSpellings;
+}
+
 namespace verity::verify {
 
 inline constexpr size_t kTokenFeatures = 15;
@@ -360,11 +364,22 @@ const std::unordered_set<uint32_t>& coordinator_pieces();
 // `tokens` is TokenTable(idf, lexicon) of the same tables. `case_folds`
 // (text::registered_case_folds() where F5 scores; null = none) only fill
 // DirectionFeatures::matched: the network's inputs never read them.
+// `whole_words` (the registered spellings, for a verifier whose config reads
+// whole words; null = none) keeps the lexicon to words that stand whole in
+// the text: an antonym piece or a spelled run that continues the piece
+// before it or goes on into a longer word is no word of the lexicon
+// ("\u2581under" of "undermining"), unless what follows is an inflection
+// ("\u2581cold" "er", "\u2581hot" "ter"); a negator piece counts only where
+// the whole word it lies in is a negator ("\u2581Can not", "\u2581no where";
+// not "\u2581not able" of "notable", "not" of "knot"). Numbers are read as
+// without it.
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const TokenTable& tokens,
-                                     const Lexicon& lexicon, const text::CaseFolds* case_folds = nullptr);
+                                     const Lexicon& lexicon, const text::CaseFolds* case_folds = nullptr,
+                                     const text::SurfaceSpellings* whole_words = nullptr);
 // Builds the token table on every call: for tests and one-off pairs.
 AlignmentFeatures alignment_features(const SimilarityMap& map, const PairContext& context, const IdfTable& idf,
-                                     const Lexicon& lexicon, const text::CaseFolds* case_folds = nullptr);
+                                     const Lexicon& lexicon, const text::CaseFolds* case_folds = nullptr,
+                                     const text::SurfaceSpellings* whole_words = nullptr);
 
 // Whether an identity rule has something to say about the pair: a number
 // without its match (pair feature 17), a polarity flip (18: an antonym facing

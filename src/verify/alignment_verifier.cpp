@@ -20,12 +20,13 @@ namespace verity::verify {
 namespace {
 
 constexpr std::string_view kMagic = "VALN";
-constexpr uint32_t kVersion = 15;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
+constexpr uint32_t kVersion = 16;  // 2: lexicon features (LEXA); 3: pooled term in the calibration;
                                   // 4: linear pooled term and gate; 5: number words and negators
                                   // (LEXW); 6: negating clitics in LEXW; 7: the pooled head;
                                   // 8: spellings (LEXS); 9: a gate band; 10: a flip cap; 11: case folds
                                   // (FOLD); 12: a surface floor; 13: a name cap; 14: a transposition
-                                  // cap; 15: a number cap; 4-15 are written only when used
+                                  // cap; 15: a number cap; 16: whole words (config); 4-16 are
+                                  // written only when used
 
 // Feature groups (verify/alignment_features.hpp lists the features).
 // 0 map, 1 identity, 2 pooled, 3 lexicon.
@@ -61,13 +62,14 @@ nlohmann::json config_json(const AlignmentConfig& c) {
   // Only when present, so files without a head stay what older builds read.
   if (c.pooled_head > 0) j["pooled_head"] = c.pooled_head, j["pooled_dim"] = c.pooled_dim;
   if (c.fold_case) j["fold_case"] = true;
+  if (c.whole_words) j["whole_words"] = true;
   return j;
 }
 
 AlignmentConfig config_from_json(const nlohmann::json& j, const std::string& path) {
   static const std::vector<std::string> keys = {"buckets",    "conv",       "fold_case",   "hidden",
                                                 "inputs",     "mlp",        "pooled_dim",  "pooled_head",
-                                                "token_embedding"};
+                                                "token_embedding", "whole_words"};
   for (const auto& item : j.items())
     VERITY_CHECK(std::find(keys.begin(), keys.end(), item.key()) != keys.end(), FormatError, path,
                  ": CONF config key '", item.key(), "' is unknown for f5");
@@ -81,6 +83,7 @@ AlignmentConfig config_from_json(const nlohmann::json& j, const std::string& pat
   c.pooled_head = j.value("pooled_head", size_t(0));
   c.pooled_dim = j.value("pooled_dim", size_t(0));
   c.fold_case = j.value("fold_case", false);
+  c.whole_words = j.value("whole_words", false);
   return c;
 }
 
@@ -529,7 +532,9 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
   // Which pieces are the same ignoring case (minimal_flip reads it) and how
   // they spell text: the tokenizers' vocabularies.
   const auto case_folds = text::registered_case_folds();
-  const auto spellings = signals ? text::registered_surface_spellings() : nullptr;
+  const auto spellings =
+      signals || impl_->config.whole_words ? text::registered_surface_spellings() : nullptr;
+  const text::SurfaceSpellings* whole_words = impl_->config.whole_words ? spellings.get() : nullptr;
   // Pairs are independent: features and network split over the calling thread
   // and the stage-2 helper (core/split_work.hpp).
   split_work(todo.size(), 4, [&](int64_t lo, int64_t hi) {
@@ -543,7 +548,8 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
         folded_candidate = impl_->folds.fold_all(given.candidate_ids);
         ctx.query_ids = folded_query, ctx.candidate_ids = folded_candidate;
       }
-      auto features = alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon, case_folds.get());
+      auto features =
+          alignment_features(maps[i], ctx, impl_->tokens, impl_->lexicon, case_folds.get(), whole_words);
       if (net->pooled_head > 0) features.pooled = pooled_comparison(ctx.query_pooled, ctx.candidate_pooled);
       out[i] = net->logit(features);
       if (signals) {
@@ -651,6 +657,14 @@ void AlignmentVerifier::set_case_folds(text::CaseFolds folds) {
 
 const text::CaseFolds& AlignmentVerifier::case_folds() const { return impl_->folds; }
 
+void AlignmentVerifier::set_whole_words(bool whole_words) {
+  const auto& inputs = impl_->config.inputs;
+  VERITY_CHECK(!whole_words || std::find(inputs.begin(), inputs.end(), "lexicon") != inputs.end(), ConfigError,
+               "whole words: ", impl_->path.empty() ? std::string("this F5 verifier") : impl_->path,
+               " has no lexicon input (trained without it), so reading whole words would change nothing");
+  impl_->config.whole_words = whole_words;
+}
+
 void AlignmentVerifier::set_spellings(LexiconSpellings spellings) {
   const auto& inputs = impl_->config.inputs;
   VERITY_CHECK(std::find(inputs.begin(), inputs.end(), "lexicon") != inputs.end(), ConfigError,
@@ -720,6 +734,7 @@ void AlignmentVerifier::save(const std::string& path) const {
   if (const auto& c = impl_->calibration; c && c->name_cap < 1) version = 13;
   if (const auto& c = impl_->calibration; c && c->transposition_cap < 1) version = 14;
   if (const auto& c = impl_->calibration; c && c->number_cap < 1) version = 15;
+  if (impl_->config.whole_words) version = 16;
   SectionWriter out(path, kMagic, version);
   const std::string conf_text = conf.dump(2);
   out.add("CONF", conf_text.data(), conf_text.size());

@@ -13,8 +13,9 @@
 // pooled head (config "pooled_head", "pooled_dim"), 8 when its lexicon has
 // spellings, 9 when its gate has a band, 10 when its calibration caps minimal
 // flips, 12 when it has a surface floor, 13 when it caps name swaps, 14 when
-// it caps transpositions, 15 when it caps changed numbers (11: FOLD; version
-// 2, read too, has no pooled terms in its calibration):
+// it caps transpositions, 15 when it caps changed numbers, 16 when its
+// config reads whole words (11: FOLD; version 2, read too, has no pooled
+// terms in its calibration):
 //   CONF  JSON: {"kind": "f5", "config": {...}, "trained": bool, "provenance": str,
 //               "encoder": str, "calibration": {"scale", "bias", "threshold",
 //               "pooled_weight", "pooled_center", "pooled_form" (v4: "hinge" | "linear"),
@@ -65,6 +66,10 @@ struct AlignmentConfig {
   // kept in the file) before the features, so "Machine" matches "machine"
   // exactly and takes its idf. Training folds the same way.
   bool fold_case = false;
+  // The lexicon read in whole words only (alignment_features' whole_words,
+  // through the encoder's registered spellings): "\u2581under" of
+  // "undermining" or "\u2581not" of "notable" is no word of it.
+  bool whole_words = false;
 };
 
 // The network's own calibration, kept beside a pooled term that may raise P.
@@ -227,6 +232,10 @@ class AlignmentVerifier final : public Verifier {
   // The folds a fold_case verifier reads identities through (empty
   // otherwise): those of its encoder's vocabulary, set at training.
   void set_case_folds(text::CaseFolds folds);
+  // Turns AlignmentConfig::whole_words on or off; as with add_antonyms, the
+  // network is unchanged, so refit the calibration after (verity calibrate
+  // --whole-words). Needs the lexicon input.
+  void set_whole_words(bool whole_words);
   const text::CaseFolds& case_folds() const;
   const std::string& provenance() const;
   const AlignmentConfig& config() const;

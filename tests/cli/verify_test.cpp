@@ -106,6 +106,17 @@ TEST_F(Verify, ChangedSpatialRelationOrFrequencyIsANearMiss) {
             (V{"near-miss", "match"}));
 }
 
+// The default reads its word lists in whole words: the "\u2581not" USE-lite
+// writes at the start of "notable" is no negation, the "not" of "cannot"
+// written "Cannot" ("\u2581Can not") still is.
+TEST_F(Verify, AWordListedInsideALongerWordIsNoNegation) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(verdicts("It was a notable success for the team.",
+                     {"It was a remarkable success for the team.", "It was not a notable success for the team."}),
+            (V{"match", "near-miss"}));
+  EXPECT_EQ(verdicts("You can go home now.", {"You Cannot go home now."}), (V{"near-miss"}));
+}
+
 TEST_F(Verify, PlainOutputIsOneLinePerCandidate) {
   auto r = run(std::string(kTexts) + " --quiet");
   // A candidate's own tab or line break does not split its line.

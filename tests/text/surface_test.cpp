@@ -82,6 +82,38 @@ TEST(SurfaceSpellings, WordPieceJoinsContinuationsAndSkipsSpecials) {
   EXPECT_FALSE(s.same_surface(ids({"[UNK]"}), ids({"[UNK]"})));
 }
 
+// Which pieces go on inside one word: what a lexicon reading whole words
+// asks (verify::alignment_features' whole_words).
+TEST(SurfaceSpellings, PiecesJoinInsideAWordOnly) {
+  SurfaceSpellings s;
+  s.add_sentencepiece(std::vector<std::string>{"<unk>", "<s>", "\u2581under", "min", "ing", "\u2581(", ")", "'", "t",
+                                               "\u2581in", "2", "\u00e9t\u00e9"},
+                      2);
+  const auto id = [](const char* piece) { return piece_identity(piece); };
+  ASSERT_NE(s.spelling_of(id("\u2581under")), nullptr);
+  EXPECT_EQ(*s.spelling_of(id("\u2581under")), " under");
+  EXPECT_EQ(*s.spelling_of(id("min")), "min");
+  EXPECT_EQ(s.spelling_of(id("<unk>")), nullptr);  // unknown text
+  EXPECT_EQ(s.spelling_of(id("<s>")), nullptr);    // special
+  EXPECT_EQ(s.spelling_of(id("never seen")), nullptr);
+  EXPECT_TRUE(s.joins(id("\u2581under"), id("min")));
+  EXPECT_TRUE(s.joins(id("min"), id("ing")));
+  EXPECT_FALSE(s.joins(id("min"), id("\u2581under")));  // a word mark starts a word
+  EXPECT_FALSE(s.joins(id("\u2581("), id("min")));      // after a bracket
+  EXPECT_FALSE(s.joins(id("min"), id(")")));
+  EXPECT_FALSE(s.joins(id("'"), id("t")));
+  EXPECT_TRUE(s.joins(id("\u2581in"), id("2")));  // letter to digit
+  EXPECT_TRUE(s.joins(id("\u2581in"), id("\u00e9t\u00e9")));  // a letter of several bytes
+  EXPECT_FALSE(s.joins(id("\u2581under"), id("<s>")));
+  EXPECT_FALSE(s.joins(id("<unk>"), id("min")));
+  SurfaceSpellings w;  // WordPiece: "##" continues a word, anything else starts one
+  const std::vector<std::string> specials = {"[CLS]"};
+  w.add_wordpiece(std::vector<std::string>{"[UNK]", "[CLS]", "under", "##mining", "right"}, "##", "[UNK]", specials);
+  EXPECT_TRUE(w.joins(id("under"), id("##mining")));
+  EXPECT_FALSE(w.joins(id("under"), id("right")));
+  EXPECT_FALSE(w.joins(id("[CLS]"), id("##mining")));
+}
+
 TEST(SurfaceSpellings, APieceSpelledTwoWaysNeverMatches) {
   SurfaceSpellings s;
   s.add_sentencepiece(std::vector<std::string>{"<unk>", "\u2581the", "cat"}, 1);  // "cat" continues a word

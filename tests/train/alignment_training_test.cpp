@@ -808,6 +808,19 @@ TEST(TrainVerifierF5Cli, RelationOppositesJoinTheLexicon) {
   EXPECT_NE(r.err.find("--add-antonyms relations"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(bare), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("no lexicon input"), std::string::npos) << r.err;
+  // --whole-words: recorded in the file's config and its recalibration; refused without the lexicon input.
+  r = verity_test::run(calibrate + " --verifier " + plain_file + " --whole-words --out " + added);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("whole_words"), true);
+  EXPECT_TRUE(verify::AlignmentVerifier::load(added)->config().whole_words);
+  EXPECT_FALSE(verify::AlignmentVerifier::load(plain_file)->config().whole_words);
+  EXPECT_EQ(nlohmann::json::parse(verify::AlignmentVerifier::load(added)->provenance()).at("recalibrated").at(
+                "whole_words"),
+            true);
+  r = verity_test::run(calibrate + " --verifier " + bare + " --whole-words --out " + added);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--whole-words"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no lexicon input"), std::string::npos) << r.err;
   r = verity_test::run(command + " --f5-antonyms all --out " + out);
   EXPECT_EQ(r.status, 2);
   r = verity_test::run("train-verifier --verifier f3 --train " + data.triples +

@@ -16,6 +16,7 @@
 #include "core/section_file.hpp"
 #include "text/case_folds.hpp"
 #include "text/sentencepiece.hpp"
+#include "text/surface.hpp"
 #include "verify/alignment_features.hpp"
 #include "verify/alignment_verifier.hpp"
 #include "verify/detail/alignment_modules.hpp"
@@ -1645,6 +1646,75 @@ TEST(AlignmentFeatures, SpelledNumberWordsAreTheirOwnNumbers) {
   const auto against_six = alignment_features(bare, PairContext{six, ib, 0.9f}, small_idf(), spelled);
   EXPECT_FLOAT_EQ(token(against_six.forward, 1, 13), 1.0f);
   EXPECT_FLOAT_EQ(token(against_six.backward, 1, 13), 1.0f);
+}
+
+// With whole_words a word of the lexicon counts only where the text holds it
+// whole: "\u2581under" of "undermining" is no "under", "\u2581not" of
+// "notable" and "not" of "knot" no negators; an inflection after a word
+// ("\u2581hot ter") and a negator split in pieces ("\u2581Can not") still count.
+TEST(AlignmentFeatures, WholeWordsKeepTheLexiconToWordsTheTextHoldsWhole) {
+  text::SurfaceSpellings spellings;
+  const std::vector<std::string> vocabulary = {
+      "<unk>",      "\u2581the",  "\u2581plan", "\u2581is", "\u2581under", "min",       "ing",        "\u2581over",
+      "\u2581it",  "\u2581hot",  "ter",         "\u2581cold", "er",          "\u2581not", "able",        "\u2581remarkable",
+      "\u2581I",   "\u2581Can",  "not",         "\u2581can", "\u2581go",    "\u2581k",   "\u2581tied", "\u2581a",
+      "\u2581knot", "\u2581(",   ")",          "under"};
+  spellings.add_sentencepiece(vocabulary, 1);
+  const Lexicon lexicon(Words{{"under", "over"}, {"hot", "cold"}}, LexiconWords::english());
+  const size_t dim = 16;
+  // Pair feature 18: polarity flips (an antonym facing its partner, or a negator more).
+  auto flips = [&](const std::vector<std::string>& a, const std::vector<std::string>& b, bool whole) {
+    std::map<std::string, int> slot;
+    std::vector<int> ta, tb;
+    for (const auto& p : a) ta.push_back(slot.emplace(p, int(slot.size())).first->second);
+    for (const auto& p : b) tb.push_back(slot.emplace(p, int(slot.size())).first->second);
+    const auto map = SimilarityMap::compute(one_hot(ta, dim), one_hot(tb, dim), dim);
+    return alignment_features(map, PairContext{piece_ids(a), piece_ids(b), 0.9f}, small_idf(), lexicon, nullptr,
+                              whole ? &spellings : nullptr)
+        .pair[18];
+  };
+  const std::vector<std::string> undermining = {"\u2581the", "\u2581plan", "\u2581is", "\u2581under", "min", "ing",
+                                                "\u2581it"};
+  const std::vector<std::string> over = {"\u2581the", "\u2581plan", "\u2581is", "\u2581over", "\u2581it"};
+  EXPECT_GT(flips(undermining, over, false), 0.0f);  // read as "under" / "over"
+  EXPECT_FLOAT_EQ(flips(undermining, over, true), 0.0f);
+  const std::vector<std::string> under = {"\u2581the", "\u2581plan", "\u2581is", "\u2581under", "\u2581it"};
+  EXPECT_GT(flips(under, over, true), 0.0f);  // the word itself
+  const std::vector<std::string> bracketed = {"\u2581the", "\u2581plan", "\u2581(", "under", ")"};
+  EXPECT_GT(flips(bracketed, over, true), 0.0f);  // after a bracket "under" starts its word
+  EXPECT_GT(flips({"\u2581it", "\u2581is", "\u2581hot", "ter"}, {"\u2581it", "\u2581is", "\u2581cold", "er"}, true),
+            0.0f);  // inflections
+  EXPECT_GT(flips({"\u2581it", "\u2581is", "\u2581not", "able"}, {"\u2581it", "\u2581is", "\u2581remarkable"}, false),
+            0.0f);
+  EXPECT_FLOAT_EQ(
+      flips({"\u2581it", "\u2581is", "\u2581not", "able"}, {"\u2581it", "\u2581is", "\u2581remarkable"}, true), 0.0f);
+  EXPECT_FLOAT_EQ(flips({"\u2581I", "\u2581tied", "\u2581a", "\u2581k", "not"}, {"\u2581I", "\u2581tied", "\u2581a",
+                                                                                  "\u2581knot"},
+                        true),
+                  0.0f);
+  EXPECT_GT(flips({"\u2581I", "\u2581Can", "not", "\u2581go"}, {"\u2581I", "\u2581can", "\u2581go"}, true), 0.0f);
+  // Pieces of no registered vocabulary are read as without it.
+  EXPECT_GT(flips({"\u2581x", "\u2581not", "y"}, {"\u2581x", "z"}, true), 0.0f);
+}
+
+TEST(AlignmentVerifier, WholeWordsSurviveASaveAndLoad) {
+  AlignmentConfig c;
+  c.hidden = 4, c.mlp = 4, c.buckets = 16;
+  auto v = AlignmentVerifier::untrained(c, small_idf(), 1, Lexicon(Words{{"enable", "disable"}}, LexiconWords::english()));
+  v->mark_trained("test");
+  const auto plain = temp_path("plain.valn"), whole = temp_path("whole.valn");
+  v->save(plain);
+  EXPECT_LT(SectionFile(plain, "VALN", 16).version(), 16u);
+  v->set_whole_words(true);
+  v->save(whole);
+  EXPECT_EQ(SectionFile(whole, "VALN", 16).version(), 16u);
+  EXPECT_FALSE(AlignmentVerifier::load(plain)->config().whole_words);
+  EXPECT_TRUE(AlignmentVerifier::load(whole)->config().whole_words);
+  AlignmentConfig no_lexicon = c;
+  no_lexicon.inputs = {"map", "identity", "pooled"};
+  auto bare = AlignmentVerifier::untrained(no_lexicon, small_idf(), 1);
+  EXPECT_THROW(bare->set_whole_words(true), ConfigError);
+  EXPECT_NO_THROW(bare->set_whole_words(false));
 }
 
 TEST(AlignmentVerifier, SpellingsSurviveASaveAndLoad) {

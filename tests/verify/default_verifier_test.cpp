@@ -111,7 +111,13 @@ TEST(DefaultVerifier, CommittedFileIsACalibratedF5) {
   ASSERT_NE(with_spatial, recalibrations.end());
   ASSERT_NE(with_time, recalibrations.end());
   EXPECT_LT(with_spatial, with_lexicon) << "the spatial relation changes came later";
-  EXPECT_LT(with_time, with_spatial) << "the time changes came last";
+  EXPECT_LT(with_time, with_spatial) << "the time changes came after";
+  // Then its lexicon was read in whole words, the network unchanged.
+  const auto whole_words = std::find_if(recalibrations.begin(), recalibrations.end(),
+                                        [](const auto& r) { return r.value("whole_words", false); });
+  ASSERT_NE(whole_words, recalibrations.end());
+  EXPECT_LT(whole_words, with_time) << "whole words came last";
+  EXPECT_TRUE(AlignmentVerifier::load(path)->config().whole_words);
   EXPECT_LE(fs::file_size(path), 5u * 1024 * 1024);
   // Its lexicon holds the relation and direction opposites and the spatial
   // relation and time changes beside WordNet's antonyms, as its record says.
