@@ -530,6 +530,7 @@ namespace {
 struct DirectionSummary {
   double maxsim = 0, idf_maxsim = 0, exact = 0, idf_exact = 0, tau = 0, kept = 0, worst_missing = 0;
   size_t unmatched_numbers = 0, polarity_flips = 0;
+  size_t comparative_flips = 0;  // flipped comparatives (DirectionFeatures::flipped), not in polarity_flips
   std::vector<long> target;  // j* of each token of X (read_matches reads them)
 };
 
@@ -571,6 +572,23 @@ std::string word_around(std::span<const uint32_t> ids, size_t at, const text::Su
   return word;
 }
 
+// The word of the lexicon that a comparative or superlative is made from,
+// and its degree (1 -er, 2 -est): "bigger" big, "heaviest" heavy, "safer"
+// safe, "colder" cold; kNoWord when it is none ("never", "water").
+std::pair<uint32_t, uint8_t> comparative_of(const std::string& word, const Lexicon& lexicon) {
+  for (const auto& [ending, degree] : {std::pair<std::string_view, uint8_t>{"est", 2}, {"er", 1}}) {
+    if (word.size() < ending.size() + 2 || !word.ends_with(ending)) continue;
+    const std::string base = word.substr(0, word.size() - ending.size());
+    std::vector<std::string> bases = {base, base + "e"};
+    const size_t n = base.size();
+    if (n >= 3 && base[n - 1] == base[n - 2]) bases.push_back(base.substr(0, n - 1));  // "bigg" of "bigger"
+    if (base.back() == 'i') bases.push_back(base.substr(0, n - 1) + "y");            // "heavi" of "heavier"
+    for (const auto& b : bases)
+      if (const uint32_t w = lexicon.word_of(token_identity("\u2581" + b)); w != Lexicon::kNoWord) return {w, degree};
+  }
+  return {Lexicon::kNoWord, 0};
+}
+
 TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table,
                      const Lexicon& lexicon, const text::SurfaceSpellings* whole_words) {
   TokenInfo info(length);
@@ -610,6 +628,19 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
       info[i + k].spelled_rest = true;
     i += run.length - 1;
   }
+  if (whole_words != nullptr)
+    for (size_t i = 0; i < length && known; ++i) {
+      if (i > 0 && whole_words->joins(text_ids[i - 1], text_ids[i])) continue;
+      size_t end = i + 1;
+      while (end < length && whole_words->joins(text_ids[end - 1], text_ids[end])) ++end;
+      // Most words are no comparative: their last piece tells, before any spelling.
+      const std::string* last = whole_words->spelling_of(text_ids[end - 1]);
+      if (last == nullptr || !(last->ends_with("r") || last->ends_with("st"))) continue;
+      const auto [word, degree] = comparative_of(word_around(text_ids, i, *whole_words), lexicon);
+      if (word == Lexicon::kNoWord) continue;
+      info[i].comparative = word, info[i].degree = degree;
+      for (size_t k = i + 1; k < end; ++k) info[k].comparative_rest = true;
+    }
   if (whole_words != nullptr)
     for (size_t i = 0; i < length && known; ++i) {
       auto& t = info[i];
@@ -806,11 +837,26 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     idf_sum += w_idf;
     s.worst_missing = std::max(s.worst_missing, double(w_idf) * (1.0 - best));
   }
+  // A comparative facing its antonym's of the same degree that X lacks
+  // ("bigger" / "smaller"), for minimal_flip only: no network input reads it.
+  for (size_t i = 0; i < n && known; ++i) {
+    if (out.flipped[i] != 0 || x_info[i].comparative == Lexicon::kNoWord || out.tokens[i * kTokenFeatures + 2] != 0.0f)
+      continue;
+    for (size_t j = 0; j < m; ++j) {
+      if (y_info[j].comparative == Lexicon::kNoWord || y_info[j].degree != x_info[i].degree ||
+          !lexicon.antonym_words(x_info[i].comparative, y_info[j].comparative))
+        continue;
+      if (x_sorted.empty()) x_sorted.assign(x_ids.begin(), x_ids.end()), std::sort(x_sorted.begin(), x_sorted.end());
+      if (std::binary_search(x_sorted.begin(), x_sorted.end(), y_ids[j])) continue;
+      out.flipped[i] = DirectionFeatures::kFlippedAntonym, ++s.comparative_flips;
+      break;
+    }
+  }
   // The later pieces of a flipped antonym spelled in several ("able" of
-  // "\u2581dis able") are flipped with it.
+  // "\u2581dis able", "ter" of "\u2581hot ter") are flipped with it.
   for (size_t i = 0; i + 1 < n && known; ++i) {
     if (out.flipped[i] != DirectionFeatures::kFlippedAntonym) continue;
-    for (size_t k = i + 1; k < n && x_info[k].spelled_rest; ++k)
+    for (size_t k = i + 1; k < n && (x_info[k].spelled_rest || x_info[k].comparative_rest); ++k)
       if (out.tokens[k * kTokenFeatures + 2] == 0.0f) out.flipped[k] = DirectionFeatures::kFlippedSpelling;
   }
   // The stem and apostrophe of a contracted negator ("Don" and "'" of "Don ' t")
@@ -895,7 +941,8 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   // Matches ignoring case only where minimal_flip reads them: a polarity flip or a negator more
   // (elsewhere it stops before), and some piece folds (else feature 2 says the same).
   if (known && case_folds != nullptr && !case_folds->empty() &&
-      (a_negators != b_negators || fwd.polarity_flips > 0 || bwd.polarity_flips > 0)) {
+      (a_negators != b_negators || fwd.polarity_flips > 0 || bwd.polarity_flips > 0 || fwd.comparative_flips > 0 ||
+       bwd.comparative_flips > 0)) {
     read_matches(fwd.target, context.query_ids, context.candidate_ids, a_info, b_info, *case_folds, tokens,
                  out.forward);
     read_matches(bwd.target, context.candidate_ids, context.query_ids, b_info, a_info, *case_folds, tokens,
@@ -1083,7 +1130,11 @@ bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
   }
   const size_t extra_negators =
       counts_known ? std::max(negators[0], negators[1]) - std::min(negators[0], negators[1]) : flagged_negators;
-  if (f.pair[18] <= 0 && extra_negators == 0) return false;
+  const auto flipped_antonym = [](const DirectionFeatures& d) {
+    return std::find(d.flipped.begin(), d.flipped.end(), DirectionFeatures::kFlippedAntonym) != d.flipped.end();
+  };
+  if (f.pair[18] <= 0 && extra_negators == 0 && !flipped_antonym(f.forward) && !flipped_antonym(f.backward))
+    return false;
   // An opposite pair flags a token on each side.
   size_t antonyms[2] = {0, 0};
   for (int side = 0; side < 2; ++side) {

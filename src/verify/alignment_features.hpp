@@ -273,6 +273,13 @@ class TokenTable {
     bool apostrophe = false;           // Lexicon::is_apostrophe
     bool spelling = false;             // Lexicon::starts_spelling
     bool spelled_rest = false;         // a later piece of a spelled word (set by the features, not the table)
+    // A comparative or superlative of a word of the lexicon, read in whole
+    // words only ("bigger", "\u2581hot ter", "heaviest"): that word, the
+    // degree (1 -er, 2 -est), and on the word's later pieces comparative_rest
+    // (set by the features, not the table; minimal_flip alone reads them).
+    uint32_t comparative = Lexicon::kNoWord;
+    uint8_t degree = 0;
+    bool comparative_rest = false;
     // What a number is compared by: its token identity, or for a spelled
     // number word Lexicon::number_identity (set by the features, not the table).
     uint32_t number_identity = 0;
@@ -304,6 +311,10 @@ struct DirectionFeatures {
   // "advantages and disadvantages"); kFlippedSpelling, a later piece of such an
   // antonym when the tokenizer spells it in several ("able" of "\u2581dis
   // able" facing "\u2581enable"), which goes with its first piece; else 0.
+  // With whole words, a comparative or superlative of a lexicon word facing
+  // one of its antonym's of the same degree ("bigger" / "smaller", "hottest"
+  // / "coldest") is flipped too, though no network input reads it: the
+  // lexicon holds no such forms ("big" + "er" is "biger" there).
   static constexpr uint8_t kFlippedAntonym = 1, kFlippedNegator = 2, kFlippedSpelling = 3;
   std::vector<uint8_t> flipped;
   // Per token (not a network input): kNegator for a negator, matched or not

@@ -117,6 +117,14 @@ TEST_F(Verify, AWordListedInsideALongerWordIsNoNegation) {
   EXPECT_EQ(verdicts("You can go home now.", {"You Cannot go home now."}), (V{"near-miss"}));
 }
 
+// A comparative of an opposite is a near-miss when nothing else changed.
+TEST_F(Verify, AComparativeOfAnOppositeIsANearMiss) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(verdicts("Is the bigger box heavier?", {"Is the smaller box heavier?", "Is the larger box heavier?"}),
+            (V{"near-miss", "match"}));
+  EXPECT_EQ(verdicts("What is the hottest month in Spain?", {"What is the coldest month in Spain?"}), (V{"near-miss"}));
+}
+
 TEST_F(Verify, PlainOutputIsOneLinePerCandidate) {
   auto r = run(std::string(kTexts) + " --quiet");
   // A candidate's own tab or line break does not split its line.

@@ -1697,6 +1697,48 @@ TEST(AlignmentFeatures, WholeWordsKeepTheLexiconToWordsTheTextHoldsWhole) {
   EXPECT_GT(flips({"\u2581x", "\u2581not", "y"}, {"\u2581x", "z"}, true), 0.0f);
 }
 
+// With whole words, a comparative facing its antonym's of the same degree is
+// a minimal flip ("bigger" / "smaller"), while no network input moves: the
+// lexicon holds no such forms.
+TEST(AlignmentFeatures, ComparativesOfOppositesAreMinimalFlipsWithWholeWords) {
+  text::SurfaceSpellings spellings;
+  const std::vector<std::string> vocabulary = {"<unk>",           "\u2581is",       "\u2581the",     "\u2581bigger",
+                                               "\u2581smaller",  "\u2581larger",   "\u2581box",     "\u2581heavier",
+                                               "\u2581smallest", "\u2581hot",      "ter",            "\u2581cold",
+                                               "er",              "\u2581today",    "\u2581safer",   "\u2581riskier",
+                                               "\u2581never",    "\u2581water"};
+  spellings.add_sentencepiece(vocabulary, 1);
+  const Lexicon lexicon(Words{{"big", "small"}, {"hot", "cold"}, {"safe", "risky"}, {"heavy", "light"}},
+                        LexiconWords::english());
+  const size_t dim = 16;
+  auto features = [&](const std::vector<std::string>& a, const std::vector<std::string>& b, bool whole) {
+    std::map<std::string, int> slot;
+    std::vector<int> ta, tb;
+    for (const auto& p : a) ta.push_back(slot.emplace(p, int(slot.size())).first->second);
+    for (const auto& p : b) tb.push_back(slot.emplace(p, int(slot.size())).first->second);
+    const auto map = SimilarityMap::compute(one_hot(ta, dim), one_hot(tb, dim), dim);
+    return alignment_features(map, PairContext{piece_ids(a), piece_ids(b), 0.9f}, small_idf(), lexicon, nullptr,
+                              whole ? &spellings : nullptr);
+  };
+  const std::vector<std::string> bigger = {"\u2581is", "\u2581the", "\u2581bigger", "\u2581box", "\u2581heavier"};
+  const std::vector<std::string> smaller = {"\u2581is", "\u2581the", "\u2581smaller", "\u2581box", "\u2581heavier"};
+  const auto with = features(bigger, smaller, true), without = features(bigger, smaller, false);
+  EXPECT_TRUE(minimal_flip(with, 1.0f));
+  EXPECT_FALSE(minimal_flip(without, 1.0f));
+  EXPECT_EQ(with.forward.tokens, without.forward.tokens);  // the network reads the same
+  EXPECT_EQ(with.pair, without.pair);
+  // Pieces of one comparative flip together; superlative against comparative, or a synonym, is no flip.
+  EXPECT_TRUE(minimal_flip(features({"\u2581today", "\u2581is", "\u2581hot", "ter"},
+                                    {"\u2581today", "\u2581is", "\u2581cold", "er"}, true),
+                           1.0f));
+  EXPECT_TRUE(minimal_flip(features({"\u2581is", "\u2581safer"}, {"\u2581is", "\u2581riskier"}, true), 1.0f));
+  const std::vector<std::string> smallest = {"\u2581is", "\u2581the", "\u2581smallest", "\u2581box", "\u2581heavier"};
+  const std::vector<std::string> larger = {"\u2581is", "\u2581the", "\u2581larger", "\u2581box", "\u2581heavier"};
+  EXPECT_FALSE(minimal_flip(features(bigger, smallest, true), 1.0f));
+  EXPECT_FALSE(minimal_flip(features(bigger, larger, true), 1.0f));
+  EXPECT_FALSE(minimal_flip(features({"\u2581is", "\u2581never"}, {"\u2581is", "\u2581water"}, true), 1.0f));
+}
+
 TEST(AlignmentVerifier, WholeWordsSurviveASaveAndLoad) {
   AlignmentConfig c;
   c.hidden = 4, c.mlp = 4, c.buckets = 16;
