@@ -1648,6 +1648,21 @@ TEST(AlignmentFeatures, SpelledNumberWordsAreTheirOwnNumbers) {
   EXPECT_FLOAT_EQ(token(against_six.backward, 1, 13), 1.0f);
 }
 
+// The features of two texts given as pieces, the map one-hot (one slot per
+// distinct piece), the lexicon read in whole words through `whole_words`
+// (null: not).
+static AlignmentFeatures piece_features(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                                        const Lexicon& lexicon, const text::SurfaceSpellings* whole_words) {
+  const size_t dim = 16;
+  std::map<std::string, int> slot;
+  std::vector<int> ta, tb;
+  for (const auto& p : a) ta.push_back(slot.emplace(p, int(slot.size())).first->second);
+  for (const auto& p : b) tb.push_back(slot.emplace(p, int(slot.size())).first->second);
+  const auto map = SimilarityMap::compute(one_hot(ta, dim), one_hot(tb, dim), dim);
+  return alignment_features(map, PairContext{piece_ids(a), piece_ids(b), 0.9f}, small_idf(), lexicon, nullptr,
+                            whole_words);
+}
+
 // With whole_words a word of the lexicon counts only where the text holds it
 // whole: "\u2581under" of "undermining" is no "under", "\u2581not" of
 // "notable" and "not" of "knot" no negators; an inflection after a word
@@ -1661,17 +1676,9 @@ TEST(AlignmentFeatures, WholeWordsKeepTheLexiconToWordsTheTextHoldsWhole) {
       "\u2581knot", "\u2581(",   ")",          "under"};
   spellings.add_sentencepiece(vocabulary, 1);
   const Lexicon lexicon(Words{{"under", "over"}, {"hot", "cold"}}, LexiconWords::english());
-  const size_t dim = 16;
   // Pair feature 18: polarity flips (an antonym facing its partner, or a negator more).
   auto flips = [&](const std::vector<std::string>& a, const std::vector<std::string>& b, bool whole) {
-    std::map<std::string, int> slot;
-    std::vector<int> ta, tb;
-    for (const auto& p : a) ta.push_back(slot.emplace(p, int(slot.size())).first->second);
-    for (const auto& p : b) tb.push_back(slot.emplace(p, int(slot.size())).first->second);
-    const auto map = SimilarityMap::compute(one_hot(ta, dim), one_hot(tb, dim), dim);
-    return alignment_features(map, PairContext{piece_ids(a), piece_ids(b), 0.9f}, small_idf(), lexicon, nullptr,
-                              whole ? &spellings : nullptr)
-        .pair[18];
+    return piece_features(a, b, lexicon, whole ? &spellings : nullptr).pair[18];
   };
   const std::vector<std::string> undermining = {"\u2581the", "\u2581plan", "\u2581is", "\u2581under", "min", "ing",
                                                 "\u2581it"};
@@ -1710,15 +1717,8 @@ TEST(AlignmentFeatures, ComparativesOfOppositesAreMinimalFlipsWithWholeWords) {
   spellings.add_sentencepiece(vocabulary, 1);
   const Lexicon lexicon(Words{{"big", "small"}, {"hot", "cold"}, {"safe", "risky"}, {"heavy", "light"}},
                         LexiconWords::english());
-  const size_t dim = 16;
   auto features = [&](const std::vector<std::string>& a, const std::vector<std::string>& b, bool whole) {
-    std::map<std::string, int> slot;
-    std::vector<int> ta, tb;
-    for (const auto& p : a) ta.push_back(slot.emplace(p, int(slot.size())).first->second);
-    for (const auto& p : b) tb.push_back(slot.emplace(p, int(slot.size())).first->second);
-    const auto map = SimilarityMap::compute(one_hot(ta, dim), one_hot(tb, dim), dim);
-    return alignment_features(map, PairContext{piece_ids(a), piece_ids(b), 0.9f}, small_idf(), lexicon, nullptr,
-                              whole ? &spellings : nullptr);
+    return piece_features(a, b, lexicon, whole ? &spellings : nullptr);
   };
   const std::vector<std::string> bigger = {"\u2581is", "\u2581the", "\u2581bigger", "\u2581box", "\u2581heavier"};
   const std::vector<std::string> smaller = {"\u2581is", "\u2581the", "\u2581smaller", "\u2581box", "\u2581heavier"};
