@@ -590,7 +590,7 @@ std::pair<uint32_t, uint8_t> comparative_of(const std::string& word, const Lexic
 }
 
 TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table,
-                     const Lexicon& lexicon, const text::SurfaceSpellings* whole_words) {
+                     const Lexicon& lexicon, const text::SurfaceSpellings* whole_words, bool comparatives) {
   TokenInfo info(length);
   for (size_t i = 0; i < length && known; ++i) {
     info[i] = table.info(ids[i]);
@@ -628,7 +628,7 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
       info[i + k].spelled_rest = true;
     i += run.length - 1;
   }
-  if (whole_words != nullptr)
+  if (whole_words != nullptr && comparatives)
     for (size_t i = 0; i < length && known; ++i) {
       if (i > 0 && whole_words->joins(text_ids[i - 1], text_ids[i])) continue;
       size_t end = i + 1;
@@ -925,8 +925,11 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   const auto values = map.values();
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
   const auto isa = kernels::best_isa();
-  const auto a_info = token_info(context.query_ids, n, known, tokens, lexicon, whole_words);
-  const auto b_info = token_info(context.candidate_ids, m, known, tokens, lexicon, whole_words);
+  // Comparatives count only for minimal_flip, which texts far apart in length
+  // never are (a query and a passage): they are not read there.
+  const bool comparatives = n <= 2 * m + 8 && m <= 2 * n + 8;
+  const auto a_info = token_info(context.query_ids, n, known, tokens, lexicon, whole_words, comparatives);
+  const auto b_info = token_info(context.candidate_ids, m, known, tokens, lexicon, whole_words, comparatives);
   auto negators = [](const TokenInfo& info) {
     return std::count_if(info.begin(), info.end(), [](const TokenTable::Info& t) { return t.negator; });
   };
