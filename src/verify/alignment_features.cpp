@@ -557,12 +557,10 @@ bool ends_as_word(std::span<const uint32_t> ids, size_t end, const text::Surface
          ending(std::string_view(rest).substr(1));
 }
 
-// The whole word of the text that piece `at` lies in, lower-cased (ASCII),
-// without its word mark: "cannot" for the "not" of "\u2581Can not".
-std::string word_around(std::span<const uint32_t> ids, size_t at, const text::SurfaceSpellings& spellings) {
-  size_t begin = at, end = at + 1;
-  while (begin > 0 && spellings.joins(ids[begin - 1], ids[begin])) --begin;
-  while (end < ids.size() && spellings.joins(ids[end - 1], ids[end])) ++end;
+// What ids[begin, end) spell as one word, lower-cased (ASCII), without its
+// word mark.
+std::string spelled_word(std::span<const uint32_t> ids, size_t begin, size_t end,
+                         const text::SurfaceSpellings& spellings) {
   std::string word;
   for (size_t k = begin; k < end; ++k)
     if (const std::string* piece = spellings.spelling_of(ids[k])) word += *piece;
@@ -570,6 +568,15 @@ std::string word_around(std::span<const uint32_t> ids, size_t at, const text::Su
   word.erase(0, first == std::string::npos ? word.size() : first);
   for (char& c : word) c = char(std::tolower(static_cast<unsigned char>(c)));
   return word;
+}
+
+// The whole word of the text that piece `at` lies in, as spelled_word gives
+// it: "cannot" for the "not" of "\u2581Can not".
+std::string word_around(std::span<const uint32_t> ids, size_t at, const text::SurfaceSpellings& spellings) {
+  size_t begin = at, end = at + 1;
+  while (begin > 0 && spellings.joins(ids[begin - 1], ids[begin])) --begin;
+  while (end < ids.size() && spellings.joins(ids[end - 1], ids[end])) ++end;
+  return spelled_word(ids, begin, end, spellings);
 }
 
 // The word of the lexicon that a comparative or superlative is made from,
@@ -636,7 +643,7 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
       // Most words are no comparative: their last piece tells, before any spelling.
       const std::string* last = whole_words->spelling_of(text_ids[end - 1]);
       if (last == nullptr || !(last->ends_with("r") || last->ends_with("st"))) continue;
-      const auto [word, degree] = comparative_of(word_around(text_ids, i, *whole_words), lexicon);
+      const auto [word, degree] = comparative_of(spelled_word(text_ids, i, end, *whole_words), lexicon);
       if (word == Lexicon::kNoWord) continue;
       info[i].comparative = word, info[i].degree = degree;
       for (size_t k = i + 1; k < end; ++k) info[k].comparative_rest = true;
