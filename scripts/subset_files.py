@@ -22,6 +22,25 @@ def surface_words(text, fold_case=True):
     return PUNCTUATION.sub(" ", APOSTROPHES.sub("", text)).split()
 
 
+def changed_words(a, b):
+    """The positions at which the texts' surface words differ, or None where
+    they hold different numbers of words."""
+    wa, wb = surface_words(a), surface_words(b)
+    if len(wa) != len(wb):
+        return None
+    return [i for i in range(len(wa)) if wa[i] != wb[i]], wa, wb
+
+
+def one_word_changed(a, b):
+    """(word of a, word of b) when the texts are the same on the surface but
+    for one word, else None."""
+    changed = changed_words(a, b)
+    if changed is None or len(changed[0]) != 1:
+        return None
+    diff, wa, wb = changed
+    return wa[diff[0]], wb[diff[0]]
+
+
 def labelled_pairs(paths):
     """Yields {"a", "b", "label", "source"} for every line of the files; a
     pair without a source gets its file's directory name ("qqp" for

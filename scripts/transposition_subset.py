@@ -25,7 +25,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from subset_files import labelled_pairs, surface_words, write_subsets  # noqa: E402
+from subset_files import changed_words, labelled_pairs, write_subsets  # noqa: E402
 
 STOP_WORDS = set("a an and are as at be but by for if in into is it no not of on or such that the their then "
                  "there these they this to was will with".split())  # text::english_stopwords
@@ -41,13 +41,10 @@ SYMMETRIC = set("far distance distances miles mile kilometers kilometres km apar
 
 def traded_places(a, b):
     """(i, j, words of a) when the texts differ only by words i < j trading places, else None."""
-    wa, wb = surface_words(a), surface_words(b)
-    if len(wa) != len(wb):
+    changed = changed_words(a, b)
+    if changed is None or len(changed[0]) != 2:
         return None
-    diff = [i for i in range(len(wa)) if wa[i] != wb[i]]
-    if len(diff) != 2:
-        return None
-    i, j = diff
+    (i, j), wa, wb = changed
     if wa[i] != wb[j] or wa[j] != wb[i]:
         return None
     return i, j, wa

@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from subset_files import labelled_pairs, surface_words, write_subsets  # noqa: E402
+from subset_files import labelled_pairs, one_word_changed, write_subsets  # noqa: E402
 
 def one_edit(x, y):
     """Levenshtein distance 1, or one swap of neighbouring letters."""
@@ -31,13 +31,10 @@ def one_edit(x, y):
 
 
 def one_typo(a, b):
-    wa, wb = surface_words(a), surface_words(b)
-    if len(wa) != len(wb):
+    changed = one_word_changed(a, b)
+    if changed is None:
         return False
-    diff = [i for i in range(len(wa)) if wa[i] != wb[i]]
-    if len(diff) != 1:
-        return False
-    x, y = wa[diff[0]], wb[diff[0]]
+    x, y = changed
     return min(len(x), len(y)) >= 5 and x.isalpha() and y.isalpha() and one_edit(x, y)
 
 

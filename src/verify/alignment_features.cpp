@@ -145,6 +145,14 @@ std::vector<std::pair<std::string, std::string>> time_relation_changes() {
   return out;
 }
 
+const std::vector<std::vector<std::vector<std::string>>>& day_shift_words() {
+  // "Tonight" is today's; "before" / "after" are relation opposites already,
+  // here beside "during".
+  static const std::vector<std::vector<std::vector<std::string>>> groups = {
+      {{"yesterday"}, {"today", "tonight"}, {"tomorrow"}}, {{"before"}, {"during"}, {"after"}}};
+  return groups;
+}
+
 namespace {
 // Each pair also with the base form of one word facing the -s, -ed and -ing forms of the other (not
 // -er: "off" would meet "offer"): a tokenizer often writes an inflected word as its base piece and a
@@ -530,7 +538,7 @@ namespace {
 struct DirectionSummary {
   double maxsim = 0, idf_maxsim = 0, exact = 0, idf_exact = 0, tau = 0, kept = 0, worst_missing = 0;
   size_t unmatched_numbers = 0, polarity_flips = 0;
-  size_t comparative_flips = 0;  // flipped comparatives (DirectionFeatures::flipped), not in polarity_flips
+  size_t unread_flips = 0;  // flipped comparatives and day shifts (DirectionFeatures::flipped), not in polarity_flips
   std::vector<long> target;  // j* of each token of X (read_matches reads them)
 };
 
@@ -596,6 +604,49 @@ std::pair<uint32_t, uint8_t> comparative_of(const std::string& word, const Lexic
   return {Lexicon::kNoWord, 0};
 }
 
+// The pieces of day_shift_words() as a tokenizer keeps them whole, lower-case
+// and capitalized, with their TokenTable::Info::day_shift.
+const std::unordered_map<uint32_t, uint8_t>& day_shift_pieces() {
+  static const auto pieces = [] {
+    std::unordered_map<uint32_t, uint8_t> out;
+    const auto& groups = day_shift_words();
+    for (size_t g = 0; g < groups.size(); ++g)
+      for (size_t c = 0; c < groups[g].size(); ++c)
+        for (const auto& word : groups[g][c]) {
+          std::string capitalized = word;
+          capitalized[0] = char(std::toupper(static_cast<unsigned char>(word[0])));
+          for (const auto& w : {word, capitalized}) out[token_identity("\u2581" + w)] = uint8_t(g * 8 + c + 1);
+        }
+    return out;
+  }();
+  return pieces;
+}
+
+// The same words by their lower-case spelling.
+const std::unordered_map<std::string, uint8_t>& day_shift_spellings() {
+  static const auto spellings = [] {
+    std::unordered_map<std::string, uint8_t> out;
+    const auto& groups = day_shift_words();
+    for (size_t g = 0; g < groups.size(); ++g)
+      for (size_t c = 0; c < groups[g].size(); ++c)
+        for (const auto& word : groups[g][c]) out[word] = uint8_t(g * 8 + c + 1);
+    return out;
+  }();
+  return spellings;
+}
+
+// Whether a word's first piece (its spelling, word mark included) begins
+// one of day_shift_words(), ignoring case.
+bool starts_day_shift(const std::string& piece) {
+  std::string start;
+  for (char c : piece)
+    if (c != ' ') start += char(std::tolower(static_cast<unsigned char>(c)));
+  if (start.empty()) return false;
+  for (const auto& [word, shift] : day_shift_spellings())
+    if (word.starts_with(start)) return true;
+  return false;
+}
+
 TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table,
                      const Lexicon& lexicon, const text::SurfaceSpellings* whole_words, bool comparatives) {
   TokenInfo info(length);
@@ -646,7 +697,26 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
       const auto [word, degree] = comparative_of(spelled_word(text_ids, i, end, *whole_words), lexicon);
       if (word == Lexicon::kNoWord) continue;
       info[i].comparative = word, info[i].degree = degree;
-      for (size_t k = i + 1; k < end; ++k) info[k].comparative_rest = true;
+      for (size_t k = i + 1; k < end; ++k) info[k].unread_rest = true;
+    }
+  if (whole_words != nullptr && comparatives)
+    for (size_t i = 0; i < length && known; ++i) {
+      if (i > 0 && whole_words->joins(text_ids[i - 1], text_ids[i])) continue;
+      size_t end = i + 1;
+      while (end < text_ids.size() && whole_words->joins(text_ids[end - 1], text_ids[end])) ++end;
+      if (end == i + 1) {
+        const auto found = day_shift_pieces().find(text_ids[i]);
+        if (found != day_shift_pieces().end()) info[i].day_shift = found->second;
+        continue;
+      }
+      // A word of several pieces ("\u2581Tom or row"): spelled only when its
+      // first piece starts a day shift.
+      const std::string* first = whole_words->spelling_of(text_ids[i]);
+      if (first == nullptr || !starts_day_shift(*first)) continue;
+      const auto found = day_shift_spellings().find(spelled_word(text_ids, i, end, *whole_words));
+      if (found == day_shift_spellings().end()) continue;
+      info[i].day_shift = found->second;
+      for (size_t k = i + 1; k < end; ++k) info[k].unread_rest = true;
     }
   if (whole_words != nullptr)
     for (size_t i = 0; i < length && known; ++i) {
@@ -759,7 +829,8 @@ bool same_reading(const TokenTable::Info& a, const TokenTable::Info& b) {
 // (`x_more_negators`): "no" against "not" is no flip, "not" against nothing is.
 DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, std::span<const uint32_t> x_ids,
                                 std::span<const uint32_t> y_ids, const TokenInfo& x_info, const TokenInfo& y_info,
-                                bool x_more_negators, const Lexicon& lexicon, DirectionFeatures& out) {
+                                bool x_more_negators, bool whole_words, const Lexicon& lexicon,
+                                DirectionFeatures& out) {
   const bool known = !x_ids.empty() && !y_ids.empty();
   out.length = n;
   out.tokens.assign(n * kTokenFeatures, 0.0f);
@@ -802,7 +873,14 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     float* f = out.tokens.data() + i * kTokenFeatures;
     const uint32_t id = known ? x_ids[i] : 0;
     out.ids[i] = id;
-    const bool exact = known && in_y(id);
+    // With whole words a negator met only as a piece of a longer word
+    // ("\u2581not" of "\u2581not able") has no exact match there.
+    const auto negator_in_y = [&] {
+      for (size_t j = 0; j < m; ++j)
+        if (y_ids[j] == id && y_info[j].negator) return true;
+      return false;
+    };
+    const bool exact = known && in_y(id) && !(whole_words && x_info[i].negator && !negator_in_y());
     const float best = alignment.best[i];
     const size_t arg = alignment.target[i];
     const float w_idf = x_info[i].idf;
@@ -845,17 +923,21 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     s.worst_missing = std::max(s.worst_missing, double(w_idf) * (1.0 - best));
   }
   // A comparative facing its antonym's of the same degree that X lacks
-  // ("bigger" / "smaller"), for minimal_flip only: no network input reads it.
+  // ("bigger" / "smaller"), or a day shift facing another of its group
+  // ("today" / "tomorrow"): for minimal_flip only, no network input reads them.
+  const auto opposed = [&](const TokenTable::Info& x, const TokenTable::Info& y) {
+    if (x.day_shift != 0) return y.day_shift != 0 && x.day_shift / 8 == y.day_shift / 8 && x.day_shift != y.day_shift;
+    return y.comparative != Lexicon::kNoWord && y.degree == x.degree && lexicon.antonym_words(x.comparative, y.comparative);
+  };
   for (size_t i = 0; i < n && known; ++i) {
-    if (out.flipped[i] != 0 || x_info[i].comparative == Lexicon::kNoWord || out.tokens[i * kTokenFeatures + 2] != 0.0f)
+    if (out.flipped[i] != 0 || (x_info[i].comparative == Lexicon::kNoWord && x_info[i].day_shift == 0) ||
+        out.tokens[i * kTokenFeatures + 2] != 0.0f)
       continue;
     for (size_t j = 0; j < m; ++j) {
-      if (y_info[j].comparative == Lexicon::kNoWord || y_info[j].degree != x_info[i].degree ||
-          !lexicon.antonym_words(x_info[i].comparative, y_info[j].comparative))
-        continue;
+      if (!opposed(x_info[i], y_info[j])) continue;
       if (x_sorted.empty()) x_sorted.assign(x_ids.begin(), x_ids.end()), std::sort(x_sorted.begin(), x_sorted.end());
       if (std::binary_search(x_sorted.begin(), x_sorted.end(), y_ids[j])) continue;
-      out.flipped[i] = DirectionFeatures::kFlippedAntonym, ++s.comparative_flips;
+      out.flipped[i] = DirectionFeatures::kFlippedAntonym, ++s.unread_flips;
       break;
     }
   }
@@ -863,7 +945,7 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
   // "\u2581dis able", "ter" of "\u2581hot ter") are flipped with it.
   for (size_t i = 0; i + 1 < n && known; ++i) {
     if (out.flipped[i] != DirectionFeatures::kFlippedAntonym) continue;
-    for (size_t k = i + 1; k < n && (x_info[k].spelled_rest || x_info[k].comparative_rest); ++k)
+    for (size_t k = i + 1; k < n && (x_info[k].spelled_rest || x_info[k].unread_rest); ++k)
       if (out.tokens[k * kTokenFeatures + 2] == 0.0f) out.flipped[k] = DirectionFeatures::kFlippedSpelling;
   }
   // The stem and apostrophe of a contracted negator ("Don" and "'" of "Don ' t")
@@ -932,7 +1014,7 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   const auto values = map.values();
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
   const auto isa = kernels::best_isa();
-  // Comparatives count only for minimal_flip, which texts far apart in length
+  // Comparatives and day shifts count only for minimal_flip, which texts far apart in length
   // never are (a query and a passage): they are not read there.
   const bool comparatives = n <= 2 * m + 8 && m <= 2 * n + 8;
   const auto a_info = token_info(context.query_ids, n, known, tokens, lexicon, whole_words, comparatives);
@@ -943,16 +1025,18 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   const auto a_negators = negators(a_info), b_negators = negators(b_info);
   AlignmentFeatures out;
   auto fwd = read_direction(align_rows(values, n, m, context.query_ids, context.candidate_ids, known, isa), n, m,
-                            context.query_ids, context.candidate_ids, a_info, b_info, a_negators > b_negators, lexicon,
+                            context.query_ids, context.candidate_ids, a_info, b_info, a_negators > b_negators,
+                            whole_words != nullptr, lexicon,
                             out.forward);
   auto bwd = read_direction(align_columns(values, n, m, context.query_ids, context.candidate_ids, known, isa), m, n,
-                            context.candidate_ids, context.query_ids, b_info, a_info, b_negators > a_negators, lexicon,
+                            context.candidate_ids, context.query_ids, b_info, a_info, b_negators > a_negators,
+                            whole_words != nullptr, lexicon,
                             out.backward);
   // Matches ignoring case only where minimal_flip reads them: a polarity flip or a negator more
   // (elsewhere it stops before), and some piece folds (else feature 2 says the same).
   if (known && case_folds != nullptr && !case_folds->empty() &&
-      (a_negators != b_negators || fwd.polarity_flips > 0 || bwd.polarity_flips > 0 || fwd.comparative_flips > 0 ||
-       bwd.comparative_flips > 0)) {
+      (a_negators != b_negators || fwd.polarity_flips > 0 || bwd.polarity_flips > 0 || fwd.unread_flips > 0 ||
+       bwd.unread_flips > 0)) {
     read_matches(fwd.target, context.query_ids, context.candidate_ids, a_info, b_info, *case_folds, tokens,
                  out.forward);
     read_matches(bwd.target, context.candidate_ids, context.query_ids, b_info, a_info, *case_folds, tokens,

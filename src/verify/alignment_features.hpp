@@ -125,6 +125,14 @@ std::vector<std::pair<std::string, std::string>> spatial_relation_changes();
 // one time against each word of another time of the same kind. Lower-case.
 std::vector<std::pair<std::string, std::string>> time_relation_changes();
 
+// Words that move a text to another day or phase of an event, read only to
+// find minimal flips ("What is the weather today?" / "... tomorrow?"), never
+// as network inputs: news texts of one meaning swap "today" and "yesterday"
+// beside other changes, where the network must still judge. Groups of
+// classes of lower-case words; a word faces a word of another class of its
+// group.
+const std::vector<std::vector<std::vector<std::string>>>& day_shift_words();
+
 // Opposite directions of a change or a choice that WordNet's direct antonyms
 // lack or that its inflections miss: "increase" / "reduce", "rose" / "fell",
 // "gained" / "lost", "enable" / "disable", "add" / "remove", "support" /
@@ -273,13 +281,16 @@ class TokenTable {
     bool apostrophe = false;           // Lexicon::is_apostrophe
     bool spelling = false;             // Lexicon::starts_spelling
     bool spelled_rest = false;         // a later piece of a spelled word (set by the features, not the table)
-    // A comparative or superlative of a word of the lexicon, read in whole
-    // words only ("bigger", "\u2581hot ter", "heaviest"): that word, the
-    // degree (1 -er, 2 -est), and on the word's later pieces comparative_rest
-    // (set by the features, not the table; minimal_flip alone reads them).
+    // Words read in whole words for minimal_flip alone (set by the features,
+    // not the table): a comparative or superlative of a word of the lexicon
+    // ("bigger", "\u2581hot ter", "heaviest"), as that word and its degree (1
+    // -er, 2 -est); a word of day_shift_words() ("today", "\u2581Tom or row"),
+    // as its group times 8 plus its class plus 1; unread_rest on either's
+    // later pieces.
     uint32_t comparative = Lexicon::kNoWord;
     uint8_t degree = 0;
-    bool comparative_rest = false;
+    uint8_t day_shift = 0;
+    bool unread_rest = false;
     // What a number is compared by: its token identity, or for a spelled
     // number word Lexicon::number_identity (set by the features, not the table).
     uint32_t number_identity = 0;
@@ -314,7 +325,11 @@ struct DirectionFeatures {
   // With whole words, a comparative or superlative of a lexicon word facing
   // one of its antonym's of the same degree ("bigger" / "smaller", "hottest"
   // / "coldest") is flipped too, though no network input reads it: the
-  // lexicon holds no such forms ("big" + "er" is "biger" there).
+  // lexicon holds no such forms ("big" + "er" is "biger" there); so is a
+  // day shift facing a word of another class of its group ("today" /
+  // "tomorrow"; day_shift_words). With whole words an extra negator counts
+  // where the other text holds its piece only inside a longer word: "not" of
+  // "not a" against "\u2581not able" of "notable" (feature 14 too).
   static constexpr uint8_t kFlippedAntonym = 1, kFlippedNegator = 2, kFlippedSpelling = 3;
   std::vector<uint8_t> flipped;
   // Per token (not a network input): kNegator for a negator, matched or not

@@ -125,6 +125,21 @@ TEST_F(Verify, AComparativeOfAnOppositeIsANearMiss) {
   EXPECT_EQ(verdicts("What is the hottest month in Spain?", {"What is the coldest month in Spain?"}), (V{"near-miss"}));
 }
 
+// A changed day or phase of an event is a near-miss when nothing else
+// changed ("Tomorrow" is "\u2581Tom or row" to USE-lite), and a negation
+// where the other text holds "not" only inside "notable" is one too.
+TEST_F(Verify, AChangedDayAndANegationBesideNotableAreNearMisses) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(verdicts("What is the weather today?", {"What is the weather tomorrow?", "How is the weather today?"}),
+            (V{"near-miss", "match"}));
+  EXPECT_EQ(verdicts("Should I drink water during a workout?", {"Should I drink water after a workout?"}),
+            (V{"near-miss"}));
+  EXPECT_EQ(verdicts("Tomorrow the store will close at noon.", {"Yesterday the store will close at noon."}),
+            (V{"near-miss"}));
+  EXPECT_EQ(verdicts("It was a notable success for the team.", {"It was not a success for the team."}),
+            (V{"near-miss"}));
+}
+
 TEST_F(Verify, PlainOutputIsOneLinePerCandidate) {
   auto r = run(std::string(kTexts) + " --quiet");
   // A candidate's own tab or line break does not split its line.

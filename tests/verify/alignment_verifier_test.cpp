@@ -1739,6 +1739,67 @@ TEST(AlignmentFeatures, ComparativesOfOppositesAreMinimalFlipsWithWholeWords) {
   EXPECT_FALSE(minimal_flip(features({"\u2581is", "\u2581never"}, {"\u2581is", "\u2581water"}, true), 1.0f));
 }
 
+// With whole words a day shift facing another of its group is a minimal
+// flip that the network does not read: "today" / "tomorrow" (also spelled in
+// pieces, "\u2581Tom or row"), "during" / "after"; not "today" / "today", not
+// across groups, and not inside a longer word ("\u2581after wards").
+TEST(AlignmentFeatures, DayShiftsAreMinimalFlipsWithWholeWords) {
+  text::SurfaceSpellings spellings;
+  const std::vector<std::string> vocabulary = {"<unk>",          "\u2581is",    "\u2581it",  "\u2581open",
+                                               "\u2581today",  "\u2581tomorrow", "\u2581Tom", "or",
+                                               "row",            "\u2581Yesterday", "\u2581during", "\u2581after",
+                                               "wards",          "\u2581eat",   "\u2581now"};
+  spellings.add_sentencepiece(vocabulary, 1);
+  const Lexicon lexicon(Words{{"open", "closed"}}, LexiconWords::english());
+  auto features = [&](const std::vector<std::string>& a, const std::vector<std::string>& b, bool whole) {
+    return piece_features(a, b, lexicon, whole ? &spellings : nullptr);
+  };
+  const std::vector<std::string> today = {"\u2581is", "\u2581it", "\u2581open", "\u2581today"};
+  const std::vector<std::string> tomorrow = {"\u2581is", "\u2581it", "\u2581open", "\u2581tomorrow"};
+  const auto with = features(today, tomorrow, true), without = features(today, tomorrow, false);
+  EXPECT_TRUE(minimal_flip(with, 1.0f));
+  EXPECT_FALSE(minimal_flip(without, 1.0f));
+  EXPECT_EQ(with.forward.tokens, without.forward.tokens);  // the network reads the same
+  EXPECT_EQ(with.pair, without.pair);
+  EXPECT_TRUE(minimal_flip(features({"\u2581Tom", "or", "row", "\u2581it", "\u2581is", "\u2581open"},
+                                    {"\u2581Yesterday", "\u2581it", "\u2581is", "\u2581open"}, true),
+                           1.0f));
+  EXPECT_TRUE(minimal_flip(features({"\u2581eat", "\u2581during", "\u2581it"}, {"\u2581eat", "\u2581after", "\u2581it"},
+                                    true),
+                           1.0f));
+  EXPECT_FALSE(minimal_flip(features(today, today, true), 1.0f));
+  EXPECT_FALSE(minimal_flip(features({"\u2581eat", "\u2581during", "\u2581it"}, {"\u2581eat", "\u2581today", "\u2581it"},
+                                     true),
+                            1.0f));
+  EXPECT_FALSE(minimal_flip(features({"\u2581eat", "\u2581during", "\u2581it"},
+                                     {"\u2581eat", "\u2581after", "wards", "\u2581it"}, true),
+                            1.0f));
+}
+
+// With whole words a negator that the other text holds only as a piece of a
+// longer word ("\u2581not" of "\u2581not able") has no exact match: it is
+// the extra negator of the pair (feature 14, pair feature 18).
+TEST(AlignmentFeatures, ANegatorMetOnlyInsideALongerWordIsUnmatched) {
+  text::SurfaceSpellings spellings;
+  const std::vector<std::string> vocabulary = {"<unk>", "\u2581it", "\u2581was", "\u2581a", "\u2581not", "able",
+                                               "\u2581success"};
+  spellings.add_sentencepiece(vocabulary, 1);
+  const Lexicon lexicon(Words{{"open", "closed"}}, LexiconWords::english());
+  const std::vector<std::string> notable = {"\u2581it", "\u2581was", "\u2581a", "\u2581not", "able", "\u2581success"};
+  const std::vector<std::string> negated = {"\u2581it", "\u2581was", "\u2581not", "\u2581a", "\u2581success"};
+  const auto whole = piece_features(negated, notable, lexicon, &spellings);
+  const auto pieces = piece_features(negated, notable, lexicon, nullptr);
+  EXPECT_EQ(whole.forward.tokens[2 * kTokenFeatures + 2], 0.0f);  // "not" of "not a": no exact match
+  EXPECT_EQ(whole.forward.flipped[2], DirectionFeatures::kFlippedNegator);
+  EXPECT_GT(whole.pair[18], 0.0f);
+  EXPECT_EQ(pieces.forward.tokens[2 * kTokenFeatures + 2], 1.0f);  // read in pieces, both are negators
+  EXPECT_EQ(pieces.pair[18], 0.0f);
+  // Where both texts hold the negator whole, it still matches.
+  const auto same = piece_features(negated, negated, lexicon, &spellings);
+  EXPECT_EQ(same.forward.tokens[2 * kTokenFeatures + 2], 1.0f);
+  EXPECT_EQ(same.pair[18], 0.0f);
+}
+
 TEST(AlignmentVerifier, WholeWordsSurviveASaveAndLoad) {
   AlignmentConfig c;
   c.hidden = 4, c.mlp = 4, c.buckets = 16;
