@@ -153,6 +153,27 @@ const std::vector<std::vector<std::vector<std::string>>>& day_shift_words() {
   return groups;
 }
 
+const std::vector<std::vector<std::vector<std::string>>>& outcome_flip_words() {
+  // Every form is listed: WordNet pairs none of these, and "have" / "had" are
+  // too common for the network's lexicon. "Decline" also means "fall", which
+  // only matters against "agree" or "accept" here.
+  static const std::vector<std::vector<std::vector<std::string>>> groups = {
+      {{"lack", "lacks", "lacked", "lacking"}, {"have", "has", "had", "having"}},
+      {{"refuse", "refuses", "refused", "refusing", "decline", "declines", "declined", "declining"},
+       {"agree", "agrees", "agreed", "agreeing", "accept", "accepts", "accepted", "accepting"}},
+      {{"deny", "denies", "denied", "denying"},
+       {"admit", "admits", "admitted", "admitting", "confirm", "confirms", "confirmed", "confirming"}},
+      {{"fail", "fails", "failed", "failing"},
+       {"manage", "manages", "managed", "managing", "succeed", "succeeds", "succeeded", "succeeding"}},
+      {{"everyone", "everybody"}, {"someone", "somebody"}}};
+  return groups;
+}
+
+const std::vector<std::string>& negating_adverbs() {
+  static const std::vector<std::string> words = {"hardly", "barely", "scarcely"};
+  return words;
+}
+
 namespace {
 // Each pair also with the base form of one word facing the -s, -ed and -ing forms of the other (not
 // -er: "off" would meet "offer"): a tokenizer often writes an inflected word as its base piece and a
@@ -538,7 +559,7 @@ namespace {
 struct DirectionSummary {
   double maxsim = 0, idf_maxsim = 0, exact = 0, idf_exact = 0, tau = 0, kept = 0, worst_missing = 0;
   size_t unmatched_numbers = 0, polarity_flips = 0;
-  size_t unread_flips = 0;  // flipped comparatives and day shifts (DirectionFeatures::flipped), not in polarity_flips
+  size_t unread_flips = 0;  // flipped comparatives and flip-only words (DirectionFeatures::flipped), not in polarity_flips
   std::vector<long> target;  // j* of each token of X (read_matches reads them)
 };
 
@@ -604,47 +625,56 @@ std::pair<uint32_t, uint8_t> comparative_of(const std::string& word, const Lexic
   return {Lexicon::kNoWord, 0};
 }
 
-// The pieces of day_shift_words() as a tokenizer keeps them whole, lower-case
-// and capitalized, with their TokenTable::Info::day_shift.
-const std::unordered_map<uint32_t, uint8_t>& day_shift_pieces() {
-  static const auto pieces = [] {
-    std::unordered_map<uint32_t, uint8_t> out;
-    const auto& groups = day_shift_words();
-    for (size_t g = 0; g < groups.size(); ++g)
-      for (size_t c = 0; c < groups[g].size(); ++c)
-        for (const auto& word : groups[g][c]) {
-          std::string capitalized = word;
-          capitalized[0] = char(std::toupper(static_cast<unsigned char>(word[0])));
-          for (const auto& w : {word, capitalized}) out[token_identity("\u2581" + w)] = uint8_t(g * 8 + c + 1);
-        }
-    return out;
-  }();
-  return pieces;
-}
-
-// The same words by their lower-case spelling.
-const std::unordered_map<std::string, uint8_t>& day_shift_spellings() {
+// The words read for minimal_flip alone, lower-case, with what
+// TokenTable::Info records of them: the negating adverbs kAdverbCode, a
+// word of day_shift_words() or outcome_flip_words() its group times 8 plus
+// its class plus 1.
+constexpr uint8_t kAdverbCode = 255;
+const std::unordered_map<std::string, uint8_t>& flip_only_spellings() {
   static const auto spellings = [] {
     std::unordered_map<std::string, uint8_t> out;
-    const auto& groups = day_shift_words();
-    for (size_t g = 0; g < groups.size(); ++g)
-      for (size_t c = 0; c < groups[g].size(); ++c)
-        for (const auto& word : groups[g][c]) out[word] = uint8_t(g * 8 + c + 1);
+    size_t g = 0;
+    for (const auto* list : {&day_shift_words(), &outcome_flip_words()})
+      for (const auto& classes : *list) {
+        for (size_t c = 0; c < classes.size(); ++c)
+          for (const auto& word : classes[c]) out[word] = uint8_t(g * 8 + c + 1);
+        ++g;
+      }
+    VERITY_CHECK(g < 31, ConfigError, "flip-only words: ", g, " groups, at most 30");
+    for (const auto& word : negating_adverbs()) out[word] = kAdverbCode;
     return out;
   }();
   return spellings;
 }
 
-// Whether a word's first piece (its spelling, word mark included) begins
-// one of day_shift_words(), ignoring case.
-bool starts_day_shift(const std::string& piece) {
+// The same words as a tokenizer keeps them in one piece, by token identity,
+// lower-case and capitalized.
+const std::unordered_map<uint32_t, uint8_t>& flip_only_pieces() {
+  static const auto pieces = [] {
+    std::unordered_map<uint32_t, uint8_t> out;
+    for (const auto& [word, code] : flip_only_spellings()) {
+      std::string capitalized = word;
+      capitalized[0] = char(std::toupper(static_cast<unsigned char>(word[0])));
+      for (const auto& w : {word, capitalized}) out[token_identity("\u2581" + w)] = code;
+    }
+    return out;
+  }();
+  return pieces;
+}
+
+// Whether a word's first piece (its spelling, word mark included) begins one
+// of those words, ignoring case: every prefix of every word, looked up once.
+bool starts_flip_only_word(const std::string& piece) {
+  static const auto prefixes = [] {
+    std::unordered_set<std::string> out;
+    for (const auto& [word, code] : flip_only_spellings())
+      for (size_t k = 1; k <= word.size(); ++k) out.insert(word.substr(0, k));
+    return out;
+  }();
   std::string start;
   for (char c : piece)
     if (c != ' ') start += char(std::tolower(static_cast<unsigned char>(c)));
-  if (start.empty()) return false;
-  for (const auto& [word, shift] : day_shift_spellings())
-    if (word.starts_with(start)) return true;
-  return false;
+  return prefixes.contains(start);
 }
 
 TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, const TokenTable& table,
@@ -704,18 +734,21 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
       if (i > 0 && whole_words->joins(text_ids[i - 1], text_ids[i])) continue;
       size_t end = i + 1;
       while (end < text_ids.size() && whole_words->joins(text_ids[end - 1], text_ids[end])) ++end;
+      uint8_t code = 0;
       if (end == i + 1) {
-        const auto found = day_shift_pieces().find(text_ids[i]);
-        if (found != day_shift_pieces().end()) info[i].day_shift = found->second;
-        continue;
+        const auto found = flip_only_pieces().find(text_ids[i]);
+        if (found != flip_only_pieces().end()) code = found->second;
+      } else {
+        // A word of several pieces ("\u2581Tom or row"): spelled only when
+        // its first piece starts a word of the lists.
+        const std::string* first = whole_words->spelling_of(text_ids[i]);
+        if (first == nullptr || !starts_flip_only_word(*first)) continue;
+        const auto found = flip_only_spellings().find(spelled_word(text_ids, i, end, *whole_words));
+        if (found != flip_only_spellings().end()) code = found->second;
       }
-      // A word of several pieces ("\u2581Tom or row"): spelled only when its
-      // first piece starts a day shift.
-      const std::string* first = whole_words->spelling_of(text_ids[i]);
-      if (first == nullptr || !starts_day_shift(*first)) continue;
-      const auto found = day_shift_spellings().find(spelled_word(text_ids, i, end, *whole_words));
-      if (found == day_shift_spellings().end()) continue;
-      info[i].day_shift = found->second;
+      if (code == 0) continue;
+      if (code == kAdverbCode) info[i].negating_adverb = true;
+      else info[i].flip_class = code;
       for (size_t k = i + 1; k < end; ++k) info[k].unread_rest = true;
     }
   if (whole_words != nullptr)
@@ -911,7 +944,10 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
             break;
           }
         }
-    out.negators[i] = known && x_info[i].negator ? DirectionFeatures::kNegator : 0;
+    out.negators[i] = !known                      ? 0
+                      : x_info[i].negator         ? DirectionFeatures::kNegator
+                      : x_info[i].negating_adverb ? DirectionFeatures::kNegatingAdverb
+                                                  : 0;
     if (known && x_more_negators && !exact && x_info[i].negator)
       f[14] = 1.0f, out.flipped[i] = DirectionFeatures::kFlippedNegator;
     s.polarity_flips += f[14] != 0.0f;
@@ -923,14 +959,15 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     s.worst_missing = std::max(s.worst_missing, double(w_idf) * (1.0 - best));
   }
   // A comparative facing its antonym's of the same degree that X lacks
-  // ("bigger" / "smaller"), or a day shift facing another of its group
-  // ("today" / "tomorrow"): for minimal_flip only, no network input reads them.
+  // ("bigger" / "smaller"), or a word of a flip-only class facing one of
+  // another class of its group ("today" / "tomorrow", "lacks" / "has"): for
+  // minimal_flip only, no network input reads them.
   const auto opposed = [&](const TokenTable::Info& x, const TokenTable::Info& y) {
-    if (x.day_shift != 0) return y.day_shift != 0 && x.day_shift / 8 == y.day_shift / 8 && x.day_shift != y.day_shift;
+    if (x.flip_class != 0) return y.flip_class != 0 && x.flip_class / 8 == y.flip_class / 8 && x.flip_class != y.flip_class;
     return y.comparative != Lexicon::kNoWord && y.degree == x.degree && lexicon.antonym_words(x.comparative, y.comparative);
   };
   for (size_t i = 0; i < n && known; ++i) {
-    if (out.flipped[i] != 0 || (x_info[i].comparative == Lexicon::kNoWord && x_info[i].day_shift == 0) ||
+    if (out.flipped[i] != 0 || (x_info[i].comparative == Lexicon::kNoWord && x_info[i].flip_class == 0) ||
         out.tokens[i * kTokenFeatures + 2] != 0.0f)
       continue;
     for (size_t j = 0; j < m; ++j) {
@@ -954,6 +991,10 @@ DirectionSummary read_direction(const Alignment& alignment, size_t n, size_t m, 
     if (x_info[i].clitic && x_info[i].negator && x_info[i - 1].apostrophe)
       for (size_t k : {i - 2, i - 1})
         if (!out.negators[k]) out.negators[k] = DirectionFeatures::kContractionPart;
+  // So do the later pieces of a negating adverb ("ly" of "\u2581hard ly").
+  for (size_t i = 0; i + 1 < n && known; ++i)
+    if (out.negators[i] == DirectionFeatures::kNegatingAdverb)
+      for (size_t k = i + 1; k < n && x_info[k].unread_rest; ++k) out.negators[k] = DirectionFeatures::kContractionPart;
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     float* f = out.tokens.data() + i * kTokenFeatures;
@@ -1014,7 +1055,7 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   const auto values = map.values();
   const bool known = !context.query_ids.empty() && !context.candidate_ids.empty();
   const auto isa = kernels::best_isa();
-  // Comparatives and day shifts count only for minimal_flip, which texts far apart in length
+  // Comparatives and flip-only words count only for minimal_flip, which texts far apart in length
   // never are (a query and a passage): they are not read there.
   const bool comparatives = n <= 2 * m + 8 && m <= 2 * n + 8;
   const auto a_info = token_info(context.query_ids, n, known, tokens, lexicon, whole_words, comparatives);
@@ -1023,6 +1064,9 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
     return std::count_if(info.begin(), info.end(), [](const TokenTable::Info& t) { return t.negator; });
   };
   const auto a_negators = negators(a_info), b_negators = negators(b_info);
+  auto adverbs = [](const TokenInfo& info) {
+    return std::count_if(info.begin(), info.end(), [](const TokenTable::Info& t) { return t.negating_adverb; });
+  };
   AlignmentFeatures out;
   auto fwd = read_direction(align_rows(values, n, m, context.query_ids, context.candidate_ids, known, isa), n, m,
                             context.query_ids, context.candidate_ids, a_info, b_info, a_negators > b_negators,
@@ -1035,7 +1079,7 @@ AlignmentFeatures pair_features(const SimilarityMap& map, const PairContext& con
   // Matches ignoring case only where minimal_flip reads them: a polarity flip or a negator more
   // (elsewhere it stops before), and some piece folds (else feature 2 says the same).
   if (known && case_folds != nullptr && !case_folds->empty() &&
-      (a_negators != b_negators || fwd.polarity_flips > 0 || bwd.polarity_flips > 0 || fwd.unread_flips > 0 ||
+      (a_negators != b_negators || adverbs(a_info) != adverbs(b_info) || fwd.polarity_flips > 0 || bwd.polarity_flips > 0 || fwd.unread_flips > 0 ||
        bwd.unread_flips > 0)) {
     read_matches(fwd.target, context.query_ids, context.candidate_ids, a_info, b_info, *case_folds, tokens,
                  out.forward);
@@ -1219,7 +1263,9 @@ bool minimal_flip(const AlignmentFeatures& f, float common_idf) {
     const auto& d = *sides[side];
     if (d.tokens.size() != d.length * kTokenFeatures || d.flipped.size() != d.length) return false;
     if (counts_known)
-      negators[side] = size_t(std::count(d.negators.begin(), d.negators.end(), DirectionFeatures::kNegator));
+      negators[side] = size_t(std::count_if(d.negators.begin(), d.negators.end(), [](uint8_t k) {
+        return k == DirectionFeatures::kNegator || k == DirectionFeatures::kNegatingAdverb;
+      }));
     flagged_negators += size_t(std::count(d.flipped.begin(), d.flipped.end(), DirectionFeatures::kFlippedNegator));
   }
   const size_t extra_negators =

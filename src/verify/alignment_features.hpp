@@ -133,6 +133,17 @@ std::vector<std::pair<std::string, std::string>> time_relation_changes();
 // group.
 const std::vector<std::vector<std::vector<std::string>>>& day_shift_words();
 
+// Words of an outcome or a stance and their opposites, read the same way as
+// day_shift_words(), for minimal flips alone: "lacks" / "has", "refused" /
+// "agreed", "denied" / "confirmed", "failed" / "managed", "everyone" /
+// "someone". Every form is listed, lower-case.
+const std::vector<std::vector<std::vector<std::string>>>& outcome_flip_words();
+
+// Adverbs that negate what they modify ("She could hardly see"): an extra one
+// in one text counts as an extra negator for minimal flips alone, never as a
+// network input (the network's negators are LexiconWords::negators).
+const std::vector<std::string>& negating_adverbs();
+
 // Opposite directions of a change or a choice that WordNet's direct antonyms
 // lack or that its inflections miss: "increase" / "reduce", "rose" / "fell",
 // "gained" / "lost", "enable" / "disable", "add" / "remove", "support" /
@@ -284,12 +295,14 @@ class TokenTable {
     // Words read in whole words for minimal_flip alone (set by the features,
     // not the table): a comparative or superlative of a word of the lexicon
     // ("bigger", "\u2581hot ter", "heaviest"), as that word and its degree (1
-    // -er, 2 -est); a word of day_shift_words() ("today", "\u2581Tom or row"),
-    // as its group times 8 plus its class plus 1; unread_rest on either's
-    // later pieces.
+    // -er, 2 -est); a word of day_shift_words() or outcome_flip_words()
+    // ("today", "\u2581Tom or row", "lacks"), as its group times 8 plus its
+    // class plus 1; one of negating_adverbs(); unread_rest on any such
+    // word's later pieces.
     uint32_t comparative = Lexicon::kNoWord;
     uint8_t degree = 0;
-    uint8_t day_shift = 0;
+    uint8_t flip_class = 0;
+    bool negating_adverb = false;
     bool unread_rest = false;
     // What a number is compared by: its token identity, or for a spelled
     // number word Lexicon::number_identity (set by the features, not the table).
@@ -326,8 +339,8 @@ struct DirectionFeatures {
   // one of its antonym's of the same degree ("bigger" / "smaller", "hottest"
   // / "coldest") is flipped too, though no network input reads it: the
   // lexicon holds no such forms ("big" + "er" is "biger" there); so is a
-  // day shift facing a word of another class of its group ("today" /
-  // "tomorrow"; day_shift_words). With whole words an extra negator counts
+  // word of day_shift_words() or outcome_flip_words() facing a word of
+  // another class of its group ("today" / "tomorrow", "lacks" / "has"). With whole words an extra negator counts
   // where the other text holds its piece only inside a longer word: "not" of
   // "not a" against "\u2581not able" of "notable" (feature 14 too).
   static constexpr uint8_t kFlippedAntonym = 1, kFlippedNegator = 2, kFlippedSpelling = 3;
@@ -335,8 +348,11 @@ struct DirectionFeatures {
   // Per token (not a network input): kNegator for a negator, matched or not
   // (TokenTable::Info::negator, a clitic after its apostrophe included);
   // kContractionPart for the stem and apostrophe before such a clitic ("Don"
-  // and "'" of "Don ' t"), which minimal_flip sets aside with the negator.
-  static constexpr uint8_t kNegator = 1, kContractionPart = 2;
+  // and "'" of "Don ' t"), which minimal_flip sets aside with the negator;
+  // kNegatingAdverb for one of negating_adverbs() read in whole words, which
+  // minimal_flip counts as a negator (its later pieces, "ly" of "\u2581hard
+  // ly", kContractionPart too).
+  static constexpr uint8_t kNegator = 1, kContractionPart = 2, kNegatingAdverb = 3;
   std::vector<uint8_t> negators;
   // Per token (not a network input): 1 when it has an exact match ignoring
   // case: token feature 2, or the token it aligns to (feature 5's) is the same

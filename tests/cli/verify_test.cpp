@@ -140,6 +140,20 @@ TEST_F(Verify, AChangedDayAndANegationBesideNotableAreNearMisses) {
             (V{"near-miss"}));
 }
 
+// An outcome or stance turned over, or a negating adverb added, is a
+// near-miss when nothing else changed.
+TEST_F(Verify, AnOutcomeTurnedOverAndANegatingAdverbAreNearMisses) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(verdicts("The company has enough money to pay its staff.",
+                     {"The company lacks enough money to pay its staff.", "The company has sufficient money to pay its staff."}),
+            (V{"near-miss", "match"}));
+  EXPECT_EQ(verdicts("The patient agreed to take the medication.", {"The patient refused to take the medication."}),
+            (V{"near-miss"}));
+  EXPECT_EQ(verdicts("She could see the road in the fog.",
+                     {"She could hardly see the road in the fog.", "She could see the road through the fog."}),
+            (V{"near-miss", "match"}));
+}
+
 TEST_F(Verify, PlainOutputIsOneLinePerCandidate) {
   auto r = run(std::string(kTexts) + " --quiet");
   // A candidate's own tab or line break does not split its line.

@@ -1776,6 +1776,37 @@ TEST(AlignmentFeatures, DayShiftsAreMinimalFlipsWithWholeWords) {
                             1.0f));
 }
 
+// The same holds for outcome_flip_words() ("lacks" / "has", "everyone" /
+// "someone"), and an extra negating adverb ("hardly", spelled "\u2581hard ly")
+// is an extra negator for minimal_flip, also never a network input.
+TEST(AlignmentFeatures, OutcomeWordsAndNegatingAdverbsAreMinimalFlipsWithWholeWords) {
+  text::SurfaceSpellings spellings;
+  const std::vector<std::string> vocabulary = {"<unk>",          "\u2581it",     "\u2581lack", "s",
+                                               "\u2581has",     "\u2581water",  "\u2581she",  "\u2581could",
+                                               "\u2581hard",    "ly",            "\u2581see",  "\u2581not",
+                                               "\u2581everyone", "\u2581someone", "\u2581came", "\u2581barely"};
+  spellings.add_sentencepiece(vocabulary, 1);
+  const Lexicon lexicon(Words{{"open", "closed"}}, LexiconWords::english());
+  auto features = [&](const std::vector<std::string>& a, const std::vector<std::string>& b, bool whole) {
+    return piece_features(a, b, lexicon, whole ? &spellings : nullptr);
+  };
+  const std::vector<std::string> lacks = {"\u2581it", "\u2581lack", "s", "\u2581water"};
+  const std::vector<std::string> has = {"\u2581it", "\u2581has", "\u2581water"};
+  EXPECT_TRUE(minimal_flip(features(lacks, has, true), 1.0f));
+  EXPECT_FALSE(minimal_flip(features(lacks, has, false), 1.0f));
+  EXPECT_TRUE(minimal_flip(features({"\u2581everyone", "\u2581came"}, {"\u2581someone", "\u2581came"}, true), 1.0f));
+  const std::vector<std::string> sees = {"\u2581she", "\u2581could", "\u2581see"};
+  const std::vector<std::string> hardly = {"\u2581she", "\u2581could", "\u2581hard", "ly", "\u2581see"};
+  const auto with = features(sees, hardly, true), without = features(sees, hardly, false);
+  EXPECT_TRUE(minimal_flip(with, 1.0f));
+  EXPECT_FALSE(minimal_flip(without, 1.0f));
+  EXPECT_EQ(with.backward.tokens, without.backward.tokens);  // the network reads the same
+  EXPECT_EQ(with.pair, without.pair);
+  // Two negations of one kind or another: no flip; "hardly" / "barely" no change at all.
+  EXPECT_FALSE(minimal_flip(features({"\u2581she", "\u2581could", "\u2581not", "\u2581see"}, hardly, true), 1.0f));
+  EXPECT_FALSE(minimal_flip(features({"\u2581she", "\u2581could", "\u2581barely", "\u2581see"}, hardly, true), 1.0f));
+}
+
 // With whole words a negator that the other text holds only as a piece of a
 // longer word ("\u2581not" of "\u2581not able") has no exact match: it is
 // the extra negator of the pair (feature 14, pair feature 18).
