@@ -153,10 +153,10 @@ const std::vector<std::vector<std::vector<std::string>>>& day_shift_words() {
   return groups;
 }
 
-const std::vector<std::vector<std::vector<std::string>>>& outcome_flip_words() {
-  // Every form is listed: WordNet pairs none of these, and "have" / "had" are
-  // too common for the network's lexicon. "Decline" also means "fall", which
-  // only matters against "agree" or "accept" here.
+const std::vector<std::vector<std::vector<std::string>>>& flip_only_opposites() {
+  // Every form is listed: WordNet pairs few of these, and "have" / "had" are
+  // too common for the network's lexicon. "Decline" also means "fall", and
+  // "required" "needed", which only matter against their partners here.
   static const std::vector<std::vector<std::vector<std::string>>> groups = {
       {{"lack", "lacks", "lacked", "lacking"}, {"have", "has", "had", "having"}},
       {{"refuse", "refuses", "refused", "refusing", "decline", "declines", "declined", "declining"},
@@ -165,7 +165,10 @@ const std::vector<std::vector<std::vector<std::string>>>& outcome_flip_words() {
        {"admit", "admits", "admitted", "admitting", "confirm", "confirms", "confirmed", "confirming"}},
       {{"fail", "fails", "failed", "failing"},
        {"manage", "manages", "managed", "managing", "succeed", "succeeds", "succeeded", "succeeding"}},
-      {{"everyone", "everybody"}, {"someone", "somebody"}}};
+      {{"everyone", "everybody"}, {"someone", "somebody"}},
+      {{"except", "excluding"}, {"including"}},
+      {{"happy", "happier", "happiest"}, {"sad", "sadder", "saddest"}},
+      {{"mandatory", "compulsory", "obligatory", "required"}, {"optional", "voluntary"}}};
   return groups;
 }
 
@@ -627,14 +630,14 @@ std::pair<uint32_t, uint8_t> comparative_of(const std::string& word, const Lexic
 
 // The words read for minimal_flip alone, lower-case, with what
 // TokenTable::Info records of them: the negating adverbs kAdverbCode, a
-// word of day_shift_words() or outcome_flip_words() its group times 8 plus
+// word of day_shift_words() or flip_only_opposites() its group times 8 plus
 // its class plus 1.
 constexpr uint8_t kAdverbCode = 255;
 const std::unordered_map<std::string, uint8_t>& flip_only_spellings() {
   static const auto spellings = [] {
     std::unordered_map<std::string, uint8_t> out;
     size_t g = 0;
-    for (const auto* list : {&day_shift_words(), &outcome_flip_words()})
+    for (const auto* list : {&day_shift_words(), &flip_only_opposites()})
       for (const auto& classes : *list) {
         for (size_t c = 0; c < classes.size(); ++c)
           for (const auto& word : classes[c]) out[word] = uint8_t(g * 8 + c + 1);

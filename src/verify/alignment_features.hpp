@@ -133,11 +133,12 @@ std::vector<std::pair<std::string, std::string>> time_relation_changes();
 // group.
 const std::vector<std::vector<std::vector<std::string>>>& day_shift_words();
 
-// Words of an outcome or a stance and their opposites, read the same way as
-// day_shift_words(), for minimal flips alone: "lacks" / "has", "refused" /
-// "agreed", "denied" / "confirmed", "failed" / "managed", "everyone" /
-// "someone". Every form is listed, lower-case.
-const std::vector<std::vector<std::vector<std::string>>>& outcome_flip_words();
+// Opposites read the same way as day_shift_words(), for minimal flips alone:
+// an outcome or a stance turned over ("lacks" / "has", "refused" / "agreed",
+// "denied" / "confirmed", "failed" / "managed"), "everyone" / "someone",
+// "except" / "including", "happier" / "sadder", "mandatory" / "optional".
+// Every form is listed, lower-case.
+const std::vector<std::vector<std::vector<std::string>>>& flip_only_opposites();
 
 // Adverbs that negate what they modify ("She could hardly see"): an extra one
 // in one text counts as an extra negator for minimal flips alone, never as a
@@ -295,7 +296,7 @@ class TokenTable {
     // Words read in whole words for minimal_flip alone (set by the features,
     // not the table): a comparative or superlative of a word of the lexicon
     // ("bigger", "\u2581hot ter", "heaviest"), as that word and its degree (1
-    // -er, 2 -est); a word of day_shift_words() or outcome_flip_words()
+    // -er, 2 -est); a word of day_shift_words() or flip_only_opposites()
     // ("today", "\u2581Tom or row", "lacks"), as its group times 8 plus its
     // class plus 1; one of negating_adverbs(); unread_rest on any such
     // word's later pieces.
@@ -339,7 +340,7 @@ struct DirectionFeatures {
   // one of its antonym's of the same degree ("bigger" / "smaller", "hottest"
   // / "coldest") is flipped too, though no network input reads it: the
   // lexicon holds no such forms ("big" + "er" is "biger" there); so is a
-  // word of day_shift_words() or outcome_flip_words() facing a word of
+  // word of day_shift_words() or flip_only_opposites() facing a word of
   // another class of its group ("today" / "tomorrow", "lacks" / "has"). With whole words an extra negator counts
   // where the other text holds its piece only inside a longer word: "not" of
   // "not a" against "\u2581not able" of "notable" (feature 14 too).

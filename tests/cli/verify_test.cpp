@@ -149,6 +149,9 @@ TEST_F(Verify, AnOutcomeTurnedOverAndANegatingAdverbAreNearMisses) {
             (V{"near-miss", "match"}));
   EXPECT_EQ(verdicts("The patient agreed to take the medication.", {"The patient refused to take the medication."}),
             (V{"near-miss"}));
+  EXPECT_EQ(verdicts("The museum is open every day except Monday.",
+                     {"The museum is open every day including Monday.", "The museum is open every day but Monday."}),
+            (V{"near-miss", "match"}));
   EXPECT_EQ(verdicts("She could see the road in the fog.",
                      {"She could hardly see the road in the fog.", "She could see the road through the fog."}),
             (V{"near-miss", "match"}));

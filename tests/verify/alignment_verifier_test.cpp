@@ -1776,7 +1776,7 @@ TEST(AlignmentFeatures, DayShiftsAreMinimalFlipsWithWholeWords) {
                             1.0f));
 }
 
-// The same holds for outcome_flip_words() ("lacks" / "has", "everyone" /
+// The same holds for flip_only_opposites() ("lacks" / "has", "everyone" /
 // "someone"), and an extra negating adverb ("hardly", spelled "\u2581hard ly")
 // is an extra negator for minimal_flip, also never a network input.
 TEST(AlignmentFeatures, OutcomeWordsAndNegatingAdverbsAreMinimalFlipsWithWholeWords) {
