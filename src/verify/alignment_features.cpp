@@ -639,6 +639,8 @@ const std::unordered_map<std::string, uint8_t>& flip_only_spellings() {
     size_t g = 0;
     for (const auto* list : {&day_shift_words(), &flip_only_opposites()})
       for (const auto& classes : *list) {
+        VERITY_CHECK(classes.size() < 8, ConfigError, "flip-only words: a group of ", classes.size(),
+                     " classes, at most 7");
         for (size_t c = 0; c < classes.size(); ++c)
           for (const auto& word : classes[c]) out[word] = uint8_t(g * 8 + c + 1);
         ++g;
