@@ -721,40 +721,34 @@ TokenInfo token_info(std::span<const uint32_t> ids, size_t length, bool known, c
       info[i + k].spelled_rest = true;
     i += run.length - 1;
   }
+  // Words read for minimal_flip alone, each whole word once: a comparative
+  // of a lexicon word, a flip-only word, a negating adverb.
   if (whole_words != nullptr && comparatives)
-    for (size_t i = 0; i < length && known; ++i) {
-      if (i > 0 && whole_words->joins(text_ids[i - 1], text_ids[i])) continue;
-      size_t end = i + 1;
-      while (end < length && whole_words->joins(text_ids[end - 1], text_ids[end])) ++end;
+    for (size_t i = 0, end = 0; i < text_ids.size() && known; i = end) {
+      end = i + 1;
+      while (end < text_ids.size() && whole_words->joins(text_ids[end - 1], text_ids[end])) ++end;
+      bool read = false;
       // Most words are no comparative: their last piece tells, before any spelling.
       const std::string* last = whole_words->spelling_of(text_ids[end - 1]);
-      if (last == nullptr || !(last->ends_with("r") || last->ends_with("st"))) continue;
-      const auto [word, degree] = comparative_of(spelled_word(text_ids, i, end, *whole_words), lexicon);
-      if (word == Lexicon::kNoWord) continue;
-      info[i].comparative = word, info[i].degree = degree;
-      for (size_t k = i + 1; k < end; ++k) info[k].unread_rest = true;
-    }
-  if (whole_words != nullptr && comparatives)
-    for (size_t i = 0; i < length && known; ++i) {
-      if (i > 0 && whole_words->joins(text_ids[i - 1], text_ids[i])) continue;
-      size_t end = i + 1;
-      while (end < text_ids.size() && whole_words->joins(text_ids[end - 1], text_ids[end])) ++end;
+      if (last != nullptr && (last->ends_with("r") || last->ends_with("st"))) {
+        const auto [word, degree] = comparative_of(spelled_word(text_ids, i, end, *whole_words), lexicon);
+        if (word != Lexicon::kNoWord) info[i].comparative = word, info[i].degree = degree, read = true;
+      }
       uint8_t code = 0;
       if (end == i + 1) {
         const auto found = flip_only_pieces().find(text_ids[i]);
         if (found != flip_only_pieces().end()) code = found->second;
-      } else {
-        // A word of several pieces ("\u2581Tom or row"): spelled only when
-        // its first piece starts a word of the lists.
-        const std::string* first = whole_words->spelling_of(text_ids[i]);
-        if (first == nullptr || !starts_flip_only_word(*first)) continue;
+      } else if (const std::string* first = whole_words->spelling_of(text_ids[i]);
+                 first != nullptr && starts_flip_only_word(*first)) {
+        // A word of several pieces ("\u2581Tom or row"), spelled only when its
+        // first piece starts a word of the lists.
         const auto found = flip_only_spellings().find(spelled_word(text_ids, i, end, *whole_words));
         if (found != flip_only_spellings().end()) code = found->second;
       }
-      if (code == 0) continue;
-      if (code == kAdverbCode) info[i].negating_adverb = true;
-      else info[i].flip_class = code;
-      for (size_t k = i + 1; k < end; ++k) info[k].unread_rest = true;
+      if (code == kAdverbCode) info[i].negating_adverb = true, read = true;
+      else if (code != 0) info[i].flip_class = code, read = true;
+      if (read)
+        for (size_t k = i + 1; k < end; ++k) info[k].unread_rest = true;
     }
   if (whole_words != nullptr)
     for (size_t i = 0; i < length && known; ++i) {
