@@ -24,6 +24,7 @@
 #include "index/dense_hnsw.hpp"
 #include "text/surface.hpp"
 #include "text/utf8.hpp"
+#include "text/word_kinds.hpp"
 #include "verify/pair_scoring.hpp"
 #include "verify/verifier.hpp"
 
@@ -564,6 +565,7 @@ Cache::Cache(const std::string& path, CacheOptions options) : impl_(std::make_un
   m.dim = m.encoder->dim();
   m.verifier = verify::make_verifier(m.opt.verifier);
   m.check_maps_fit(*m.verifier);  // a verifier reads only the maps of the encoder it was trained on
+  if (m.verifier->uses_context()) text::WordKinds::english();  // read now, not on the first lookup that swaps a word
   if (auto t = m.verifier->default_threshold()) {
     m.default_threshold = *t;
     m.threshold_source = "verifier";

@@ -143,10 +143,12 @@ void run_explain(ExplainArgs& a) {
                           {"minimal_flip", t.minimal_flip},
                           {"surface_match", t.surface_match},
                           {"name_swap", t.name_swap},
+                          {"kind_swap", t.kind_swap},
                           {"transposition", t.transposition},
                           {"number_change", t.number_change},
                           {"applied", applied}};
       const char* rule = t.capped                 ? "capped as a minimal flip"
+                         : t.name_capped && !t.name_swap ? "capped as a thing swapped for another of its kind"
                          : t.name_capped          ? "capped as a swapped name"
                          : t.transposition_capped ? "capped as a transposition"
                          : t.number_capped        ? "capped as a changed number"

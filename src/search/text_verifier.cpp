@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "encode/registry.hpp"
 #include "text/utf8.hpp"
+#include "text/word_kinds.hpp"
 #include "verify/pair_scoring.hpp"
 #include "verify/verifier.hpp"
 
@@ -43,6 +44,7 @@ TextVerifier::TextVerifier(std::shared_ptr<const encode::Encoder> encoder,
 TextVerifier::TextVerifier(const TextVerifierOptions& options) : impl_(std::make_unique<Impl>()) {
   VERITY_CHECK(options.verifier != "none", ConfigError, "verification needs a verifier (got 'none')");
   impl_->verifier = verify::make_verifier(options.verifier);
+  if (impl_->verifier->uses_context()) text::WordKinds::english();  // read now, not on the first pair that swaps a word
   impl_->encoder = encode::make_encoder(options.encoder);
   check_verifier_encoder(*impl_->verifier, *impl_->encoder);
   impl_->threads = options.threads;

@@ -14,6 +14,7 @@
 #include "text/case_folds.hpp"
 #include "text/detail/snapshot_registry.hpp"
 #include "text/utf8.hpp"
+#include "text/word_kinds.hpp"
 
 namespace verity::text {
 namespace {
@@ -209,6 +210,27 @@ std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b) {
   const auto x = wa[*differing], y = wb[*differing];
   if (!written_as_name(x) || !written_as_name(y) || near_spelling(folded_a, folded_b)) return std::nullopt;
   return NameSwap{std::string(x), std::string(y)};
+}
+
+std::optional<KindSwap> swapped_kind(std::string_view a, std::string_view b, const WordKinds* kinds) {
+  const auto cased_a = cased_surface_text(a), cased_b = cased_surface_text(b);
+  const auto wa = words_of(cased_a), wb = words_of(cased_b);
+  if (wa.size() != wb.size()) return std::nullopt;
+  std::optional<size_t> differing;
+  for (size_t i = 0; i < wa.size(); ++i) {
+    if (wa[i] == wb[i]) continue;
+    if (differing) return std::nullopt;
+    differing = i;
+  }
+  if (!differing) return std::nullopt;
+  const auto x = wa[*differing], y = wb[*differing];
+  const auto small = [](std::string_view w) {
+    return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+  };
+  if (!small(x) || !small(y)) return std::nullopt;
+  if (!kinds) kinds = WordKinds::english();
+  if (!kinds || !kinds->same_kind(x, y)) return std::nullopt;
+  return KindSwap{std::string(x), std::string(y)};
 }
 
 namespace {
@@ -808,6 +830,7 @@ SurfaceSpellings::PairReadings SurfaceSpellings::readings(std::span<const uint32
   out.transposition = transposed_in(wa, wb).has_value();
   if (texts->run <= kSwapPieces) {
     out.name_swap = text::swapped_name(texts->a, texts->b).has_value();
+    out.kind_swap = !out.name_swap && text::swapped_kind(texts->a, texts->b).has_value();
     if (const auto numbers = compare_numbers(wa, wb)) {
       out.number_change = numbers->change.has_value();
       out.number_respelling = !numbers->change && numbers->respelled;

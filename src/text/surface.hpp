@@ -9,8 +9,8 @@
 // a pair with a piece of no registered vocabulary, or an unknown-text piece,
 // is never a surface match. Also read from the spellings: two texts the same
 // but for one capitalized word inside, a name swapped for another, and two
-// texts the same but for two words that trade places, and two texts the same
-// but for numbers.
+// texts the same but for two words that trade places, two texts the same
+// but for numbers, and two texts that swap one thing for another of its kind.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,6 +25,7 @@
 namespace verity::text {
 
 class CaseFolds;
+class WordKinds;
 
 // The surface of a text: Unicode NFKC with case folding; apostrophes (' ’ ‘ `
 // ´ ʼ) dropped, so "isn't" reads "isnt"; sentence punctuation (. , ; : ! ? " “
@@ -52,6 +53,16 @@ struct NameSwap {
   std::string from, to;  // the swapped words, as the texts spell them
 };
 std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b);
+
+// Two texts the same but for one word written in small letters, swapped for
+// another thing of its kind (WordKinds::same_kind): "Is coffee bad for your
+// heart?" / "Is tea bad for your heart?". Words as swapped_name reads them;
+// the first word may be the swapped one. `kinds` nullptr: WordKinds::english(),
+// loaded only when the texts differ in one such word.
+struct KindSwap {
+  std::string from, to;  // the swapped words
+};
+std::optional<KindSwap> swapped_kind(std::string_view a, std::string_view b, const WordKinds* kinds = nullptr);
 
 // Two texts the same but for two words that trade places: "flights from
 // Boston to Denver" / "flights from Denver to Boston", "Are foxes afraid of
@@ -160,6 +171,7 @@ class SurfaceSpellings {
   // spelled once: each as the method of its name gives it.
   struct PairReadings {
     bool name_swap = false, transposition = false, number_change = false;
+    bool kind_swap = false;          // swapped_kind, within the name swap's run limit
     bool number_respelling = false;  // respelled_numbers, within the name swap's run limit
   };
   PairReadings readings(std::span<const uint32_t> a, std::span<const uint32_t> b,

@@ -540,7 +540,7 @@ PairRuleFits fit_pair_rules(const encode::Encoder& encoder, const std::vector<La
         const int label = g.pairs[i].label;
         const auto read = spellings->readings(a, b, folds.get());
         if (fits.surface) count(*fits.surface, g.name, spellings->same_surface(a, b) || read.number_respelling, label);
-        if (fits.names) count(*fits.names, g.name, read.name_swap, label);
+        if (fits.names) count(*fits.names, g.name, read.name_swap || read.kind_swap, label);
         if (fits.transpositions) count(*fits.transpositions, g.name, read.transposition, label);
         if (fits.numbers) count(*fits.numbers, g.name, read.number_change, label);
       }

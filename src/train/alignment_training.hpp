@@ -137,10 +137,10 @@ struct CalibrationGroup {
   // (verify::identity_signal), kMinimalFlipBit (verify::minimal_flip) and
   // kSurfaceMatchBit (the texts are the same on the surface), kNameSwapBit
   // (they differ by a swapped name), kTranspositionBit (two words trade
-  // places) and kNumberChangeBit (they differ by numbers alone). Empty: every
-  // pair has an identity signal (a gate band never applies), none is a
-  // minimal flip, a surface match, a name swap, a transposition or a number
-  // change.
+  // places), kNumberChangeBit (they differ by numbers alone) and kKindSwapBit
+  // (one thing swapped for another of its kind). Empty: every pair has an
+  // identity signal (a gate band never applies), none is a minimal flip, a
+  // surface match, a name or kind swap, a transposition or a number change.
   std::vector<uint8_t> signals;
   bool identity_signal(size_t i) const {
     return signals.empty() || (signals[i] & verify::AlignmentVerifier::kIdentitySignalBit) != 0;
@@ -160,10 +160,13 @@ struct CalibrationGroup {
   bool number_change(size_t i) const {
     return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kNumberChangeBit) != 0;
   }
+  bool kind_swap(size_t i) const {
+    return !signals.empty() && (signals[i] & verify::AlignmentVerifier::kKindSwapBit) != 0;
+  }
   double probability(const verify::Calibration& c, size_t i) const {
     return c.probability(logits[i], cosines[i],
                          {identity_signal(i), minimal_flip(i), surface_match(i), name_swap(i), transposition(i),
-                          number_change(i)});
+                          number_change(i), kind_swap(i)});
   }
 };
 

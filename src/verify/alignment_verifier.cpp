@@ -465,7 +465,8 @@ struct Calibrated {
 Calibrated calibrated(const Calibration& c, float logit, double cosine, const RuleSignals& s) {
   Calibrated out{capless_probability(c, logit, cosine, s.identity_signal)};
   if (s.minimal_flip && out.probability > double(c.flip_cap)) out.probability = c.flip_cap, out.capped = true;
-  if (s.name_swap && out.probability > double(c.name_cap)) out.probability = c.name_cap, out.name_capped = true;
+  if ((s.name_swap || s.kind_swap) && out.probability > double(c.name_cap))
+    out.probability = c.name_cap, out.name_capped = true;
   if (s.transposition && out.probability > double(c.transposition_cap))
     out.probability = c.transposition_cap, out.transposition_capped = true;
   if (s.number_change && out.probability > double(c.number_cap))
@@ -560,7 +561,7 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
                                      ? kSurfaceMatchBit
                                      : 0) |
                                 (read.name_swap ? kNameSwapBit : 0) | (read.transposition ? kTranspositionBit : 0) |
-                                (read.number_change ? kNumberChangeBit : 0));
+                                (read.number_change ? kNumberChangeBit : 0) | (read.kind_swap ? kKindSwapBit : 0));
       }
     }
   });
@@ -588,9 +589,10 @@ std::vector<ScoreTrace> AlignmentVerifier::traced(std::span<const SimilarityMap>
     t.name_swap = !signals.empty() && (signals[i] & kNameSwapBit) != 0;
     t.transposition = !signals.empty() && (signals[i] & kTranspositionBit) != 0;
     t.number_change = !signals.empty() && (signals[i] & kNumberChangeBit) != 0;
+    t.kind_swap = !signals.empty() && (signals[i] & kKindSwapBit) != 0;
     const auto r = calibrated(c, z[i], context[i].pooled_cosine,
                               {t.identity_signal, t.minimal_flip, t.surface_match, t.name_swap, t.transposition,
-                               t.number_change});
+                               t.number_change, t.kind_swap});
     t.probability = r.probability, t.capped = r.capped, t.floored = r.floored, t.name_capped = r.name_capped;
     t.transposition_capped = r.transposition_capped, t.number_capped = r.number_capped;
     if (trace) {

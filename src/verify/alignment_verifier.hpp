@@ -92,10 +92,11 @@ struct CalibrationGate {
 // minimal_flip: verify::minimal_flip; surface_match: the texts are the same
 // on the surface, numbers written another way aside; name_swap: they differ by a swapped name; transposition:
 // two of their words trade places; number_change: they differ by numbers
-// alone (each false where unknown).
+// alone; kind_swap: they differ by one thing swapped for another of its kind
+// (each false where unknown).
 struct RuleSignals {
   bool identity_signal = true, minimal_flip = false, surface_match = false, name_swap = false,
-       transposition = false, number_change = false;
+       transposition = false, number_change = false, kind_swap = false;
 };
 
 // P(same) = sigmoid(scale · logit + pooled + bias), where pooled is
@@ -135,6 +136,10 @@ struct Calibration {
   // cap). Every other word matches, so the network and the pooled cosine
   // both read such a pair as a paraphrase; a named entity is what it asks
   // about. An uncased tokenizer spells no capital, so it never applies there.
+  // The same cap holds a word in small letters swapped for another thing of
+  // its kind (text::swapped_kind: "Is coffee bad for your heart?" / "Is tea
+  // ...", "side effects of aspirin" / "... of ibuprofen"): a common noun or
+  // verb that names what is asked about, the same case as a name.
   float name_cap = 1;
   // P of a pair whose texts are the same but for two words that trade places
   // (text::transposed_words: "flights from Boston to Denver" / "flights from
@@ -171,10 +176,10 @@ struct ScoreTrace {
   double network_probability = 0;  // sigmoid of the network's own calibration (the gate's, where gated)
   double probability = 0;          // the verifier's score, as score_pairs gives it
   bool identity_signal = false, minimal_flip = false, surface_match = false, name_swap = false,
-       transposition = false, number_change = false;
+       transposition = false, number_change = false, kind_swap = false;
   bool capped = false;                // the flip cap lowered the probability
   bool floored = false;               // the surface floor raised it
-  bool name_capped = false;           // the name cap lowered it
+  bool name_capped = false;           // the name cap lowered it (a swapped name or kind)
   bool transposition_capped = false;  // the transposition cap lowered it
   bool number_capped = false;         // the number cap lowered it
 };
@@ -201,10 +206,11 @@ class AlignmentVerifier final : public Verifier {
   // of the context's identities, through the registered spellings, or their
   // readings' number_respelling),
   // kNameSwapBit (text::SurfaceSpellings::swapped_name of them),
-  // kTranspositionBit (text::SurfaceSpellings::transposed of them) and
-  // kNumberChangeBit (text::SurfaceSpellings::changed_numbers of them).
+  // kTranspositionBit (text::SurfaceSpellings::transposed of them),
+  // kNumberChangeBit (text::SurfaceSpellings::changed_numbers of them) and
+  // kKindSwapBit (their readings' kind_swap).
   static constexpr uint8_t kIdentitySignalBit = 1, kMinimalFlipBit = 2, kSurfaceMatchBit = 4, kNameSwapBit = 8,
-                           kTranspositionBit = 16, kNumberChangeBit = 32;
+                           kTranspositionBit = 16, kNumberChangeBit = 32, kKindSwapBit = 64;
   std::vector<float> logits(std::span<const SimilarityMap> maps, std::span<const PairContext> context,
                             std::vector<uint8_t>* signals = nullptr) const;
   // score_pairs' scores with how each was reached (ScoreTrace; all zero for

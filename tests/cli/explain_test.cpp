@@ -146,7 +146,7 @@ TEST_F(Explain, UsageErrorsExitTwoAndWriteNothing) {
 
 // For F5 the JSON says what its network alone gave and which calibration rule
 // moved the score: the surface floor raises a case variant, the flip cap
-// lowers a negation, the name cap a swapped name, the transposition cap two
+// lowers a negation, the name cap a swapped name or kind, the transposition cap two
 // words trading places; other verifiers get no trace.
 TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
   auto trace = [&](const std::string& query, const std::string& doc, const std::string& verifiers) {
@@ -172,6 +172,13 @@ TEST_F(Explain, CalibrationTraceNamesTheRuleThatMovedTheScore) {
   EXPECT_EQ(named["name_swap"], true);
   EXPECT_EQ(j["verdicts"]["default"], "near-miss");
   EXPECT_GT(named["network_probability"].get<double>(), j["scores"]["default"].get<double>());
+  j = trace("What are the side effects of aspirin?", "What are the side effects of ibuprofen?", "default");
+  const auto& kind = j["calibration_trace"]["default"];
+  EXPECT_EQ(kind["applied"], nlohmann::json::array({"name_cap"}));
+  EXPECT_EQ(kind["kind_swap"], true);
+  EXPECT_EQ(kind["name_swap"], false);
+  EXPECT_EQ(j["verdicts"]["default"], "near-miss");
+  EXPECT_GT(kind["network_probability"].get<double>(), 0.5);  // the network alone served it
   j = trace("flights from Boston to Denver", "flights from Denver to Boston", "default");
   const auto& transposed = j["calibration_trace"]["default"];
   EXPECT_EQ(transposed["applied"], nlohmann::json::array({"transposition_cap"}));

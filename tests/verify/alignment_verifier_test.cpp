@@ -1023,6 +1023,39 @@ TEST(AlignmentVerifier, NameCapLowersOnlyASwappedName) {
   expect_rule_saved(*v, cal, &Calibration::name_cap, "name_cap", 13, 0.0f);
 }
 
+// The name cap also lowers P of a pair whose texts differ by one word in small
+// letters swapped for another thing of its kind (text::swapped_kind, read from
+// the English WordNet that scripts/setup.sh installs), and not a synonym's.
+TEST(AlignmentVerifier, NameCapLowersAThingSwappedForAnotherOfItsKind) {
+  const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
+                                                {"<x3>", 0}, {"\u2581Is", -1}, {"\u2581coffee", -1},
+                                                {"\u2581tea", -1}, {"\u2581film", -1}, {"\u2581movie", -1},
+                                                {"\u2581good", -1}, {"?", -1}});
+  EXPECT_GT(tokenizer.size(), 0u);
+  auto v = tiny_verifier(17);
+  Calibration cal;
+  cal.scale = 1.0f, cal.bias = 4.0f, cal.threshold = 0.5f;
+  v->set_calibration(cal);
+  PieceScorer pairs(*v);
+  const std::vector<std::string> coffee = {"\u2581Is", "\u2581coffee", "\u2581good", "?"};
+  const std::vector<std::string> tea = {"\u2581Is", "\u2581tea", "\u2581good", "?"};
+  const std::vector<std::string> film = {"\u2581Is", "\u2581film", "\u2581good", "?"};
+  const std::vector<std::string> movie = {"\u2581Is", "\u2581movie", "\u2581good", "?"};
+  const float synonyms = pairs.score(film, movie);
+  ASSERT_GT(pairs.score(coffee, tea), 0.5f);
+  cal.name_cap = 0.15f;
+  v->set_calibration(cal);
+  EXPECT_FLOAT_EQ(pairs.score(coffee, tea), 0.15f);
+  EXPECT_FLOAT_EQ(pairs.score(tea, coffee), 0.15f);
+  EXPECT_FLOAT_EQ(pairs.score(film, movie), synonyms);  // one synset: no cap
+  const auto t = pairs.trace(coffee, tea);
+  EXPECT_TRUE(t.kind_swap && t.name_capped && !t.name_swap && !t.capped && !t.transposition);
+  EXPECT_FALSE(pairs.trace(film, movie).kind_swap);
+  RuleSignals kind;
+  kind.kind_swap = true;
+  EXPECT_NEAR(cal.probability(0.0f, 0.9, kind), 0.15, 1e-6);
+}
+
 // The transposition cap lowers P of a pair whose texts are the same but for
 // two words that trade places, and only that, and travels in the file
 // (version 14; absent when 1).
