@@ -212,7 +212,10 @@ std::optional<NameSwap> swapped_name(std::string_view a, std::string_view b) {
   return NameSwap{std::string(x), std::string(y)};
 }
 
-std::optional<KindSwap> swapped_kind(std::string_view a, std::string_view b, const WordKinds* kinds) {
+namespace {
+// The one word in small letters that two texts' cased surface words differ
+// in, the rest the same; nullopt otherwise.
+std::optional<std::pair<std::string, std::string>> one_small_word_changed(std::string_view a, std::string_view b) {
   const auto cased_a = cased_surface_text(a), cased_b = cased_surface_text(b);
   const auto wa = words_of(cased_a), wb = words_of(cased_b);
   if (wa.size() != wb.size()) return std::nullopt;
@@ -223,14 +226,32 @@ std::optional<KindSwap> swapped_kind(std::string_view a, std::string_view b, con
     differing = i;
   }
   if (!differing) return std::nullopt;
-  const auto x = wa[*differing], y = wb[*differing];
   const auto small = [](std::string_view w) {
     return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
   };
+  const auto x = wa[*differing], y = wb[*differing];
   if (!small(x) || !small(y)) return std::nullopt;
+  return std::pair{std::string(x), std::string(y)};
+}
+}  // namespace
+
+std::optional<KindSwap> swapped_kind(std::string_view a, std::string_view b, const WordKinds* kinds) {
+  const auto words = one_small_word_changed(a, b);
+  if (!words) return std::nullopt;
   if (!kinds) kinds = WordKinds::english();
-  if (!kinds || !kinds->same_kind(x, y)) return std::nullopt;
-  return KindSwap{std::string(x), std::string(y)};
+  if (!kinds || !kinds->same_kind(words->first, words->second)) return std::nullopt;
+  return KindSwap{words->first, words->second};
+}
+
+std::optional<Reversal> reversed_word(std::string_view a, std::string_view b) {
+  auto words = one_small_word_changed(a, b);
+  if (!words) return std::nullopt;
+  auto& [x, y] = *words;
+  if (x.size() > y.size()) std::swap(x, y);
+  for (std::string_view prefix : {"un", "dis"})
+    if (x.size() >= 3 && y.size() == prefix.size() + x.size() && y.starts_with(prefix) && y.ends_with(x))
+      return Reversal{x, y};
+  return std::nullopt;
 }
 
 namespace {
@@ -831,6 +852,7 @@ SurfaceSpellings::PairReadings SurfaceSpellings::readings(std::span<const uint32
   if (texts->run <= kSwapPieces) {
     out.name_swap = text::swapped_name(texts->a, texts->b).has_value();
     out.kind_swap = !out.name_swap && text::swapped_kind(texts->a, texts->b).has_value();
+    out.reversal = text::reversed_word(texts->a, texts->b).has_value();
     if (const auto numbers = compare_numbers(wa, wb)) {
       out.number_change = numbers->change.has_value();
       out.number_respelling = !numbers->change && numbers->respelled;

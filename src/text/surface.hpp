@@ -64,6 +64,16 @@ struct KindSwap {
 };
 std::optional<KindSwap> swapped_kind(std::string_view a, std::string_view b, const WordKinds* kinds = nullptr);
 
+// Two texts the same but for one word written in small letters that the
+// other text holds with "un" or "dis" before it: "How do I mount the drive?"
+// / "How do I unmount the drive?", "agree" / "disagree". The word without
+// the prefix has at least three letters ("unit" / "it" is none). Words as
+// swapped_name reads them. The prefix reverses or negates the word.
+struct Reversal {
+  std::string word, reversed;
+};
+std::optional<Reversal> reversed_word(std::string_view a, std::string_view b);
+
 // Two texts the same but for two words that trade places: "flights from
 // Boston to Denver" / "flights from Denver to Boston", "Are foxes afraid of
 // badgers?" / "Are badgers afraid of foxes?". Words are those of surface_text
@@ -172,6 +182,7 @@ class SurfaceSpellings {
   struct PairReadings {
     bool name_swap = false, transposition = false, number_change = false;
     bool kind_swap = false;          // swapped_kind, within the name swap's run limit
+    bool reversal = false;           // reversed_word, within the name swap's run limit
     bool number_respelling = false;  // respelled_numbers, within the name swap's run limit
   };
   PairReadings readings(std::span<const uint32_t> a, std::span<const uint32_t> b,

@@ -168,7 +168,14 @@ const std::vector<std::vector<std::vector<std::string>>>& flip_only_opposites() 
       {{"everyone", "everybody"}, {"someone", "somebody"}},
       {{"except", "excluding"}, {"including"}},
       {{"happy", "happier", "happiest"}, {"sad", "sadder", "saddest"}},
-      {{"mandatory", "compulsory", "obligatory", "required"}, {"optional", "voluntary"}}};
+      {{"mandatory", "compulsory", "obligatory", "required"}, {"optional", "voluntary"}},
+      // What a user asks a program to do, and its reverse ("create" / "delete" an account, "log in" /
+      // "log out"); a reversal by "un" or "dis" ("mount" / "unmount") is text::reversed_word's.
+      {{"create", "creates", "created", "creating"}, {"delete", "deletes", "deleted", "deleting"}},
+      {{"merge", "merges", "merged", "merging"}, {"split", "splits", "splitting"}},
+      {{"expand", "expands", "expanded", "expanding"}, {"collapse", "collapses", "collapsed", "collapsing"}},
+      {{"allow", "allows", "allowed", "allowing"}, {"block", "blocks", "blocked", "blocking"}},
+      {{"in"}, {"out"}}};
   return groups;
 }
 

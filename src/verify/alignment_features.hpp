@@ -136,7 +136,10 @@ const std::vector<std::vector<std::vector<std::string>>>& day_shift_words();
 // Opposites read the same way as day_shift_words(), for minimal flips alone:
 // an outcome or a stance turned over ("lacks" / "has", "refused" / "agreed",
 // "denied" / "confirmed", "failed" / "managed"), "everyone" / "someone",
-// "except" / "including", "happier" / "sadder", "mandatory" / "optional".
+// "except" / "including", "happier" / "sadder", "mandatory" / "optional",
+// and what a user asks a program to do against its reverse: "create" /
+// "delete", "merge" / "split", "expand" / "collapse", "allow" / "block", "in"
+// / "out" ("log in" / "log out").
 // Every form is listed, lower-case.
 const std::vector<std::vector<std::vector<std::string>>>& flip_only_opposites();
 

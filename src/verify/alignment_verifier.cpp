@@ -556,7 +556,7 @@ std::vector<float> AlignmentVerifier::logits(std::span<const SimilarityMap> maps
       if (signals) {
         const auto read = spellings->readings(given.query_ids, given.candidate_ids, case_folds.get());
         (*signals)[i] = uint8_t((identity_signal(features) ? kIdentitySignalBit : 0) |
-                                (minimal_flip(features) ? kMinimalFlipBit : 0) |
+                                (minimal_flip(features) || read.reversal ? kMinimalFlipBit : 0) |
                                 (spellings->same_surface(given.query_ids, given.candidate_ids) || read.number_respelling
                                      ? kSurfaceMatchBit
                                      : 0) |

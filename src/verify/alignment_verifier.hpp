@@ -201,10 +201,11 @@ class AlignmentVerifier final : public Verifier {
                                  std::span<const PairContext> context) const override;
   // Uncalibrated network outputs (what calibration rescales); 0 for empty maps.
   // With `signals`, also each pair's kIdentitySignalBit (verify::identity_signal;
-  // set for an empty map) and kMinimalFlipBit (verify::minimal_flip), from the
-  // same features, kSurfaceMatchBit (text::SurfaceSpellings::same_surface
-  // of the context's identities, through the registered spellings, or their
-  // readings' number_respelling),
+  // set for an empty map) and kMinimalFlipBit (verify::minimal_flip, from the
+  // same features, or their readings' reversal: "mount" / "unmount"),
+  // kSurfaceMatchBit (text::SurfaceSpellings::same_surface of the context's
+  // identities, through the registered spellings, or their readings'
+  // number_respelling),
   // kNameSwapBit (text::SurfaceSpellings::swapped_name of them),
   // kTranspositionBit (text::SurfaceSpellings::transposed of them),
   // kNumberChangeBit (text::SurfaceSpellings::changed_numbers of them) and

@@ -101,6 +101,18 @@ TEST(SwappedKind, OneWordInSmallLettersSwappedForAnotherOfItsKind) {
   EXPECT_FALSE(swapped_kind("Is coffee bad?", "Is coffee bad?", &kinds));
 }
 
+TEST(ReversedWord, AWordAndItsUnOrDisForm) {
+  const auto mount = reversed_word("How do I mount the drive?", "How do I unmount the drive ?");
+  ASSERT_TRUE(mount);
+  EXPECT_EQ(mount->word, "mount");
+  EXPECT_EQ(mount->reversed, "unmount");
+  EXPECT_TRUE(reversed_word("I disagree.", "I agree."));
+  EXPECT_FALSE(reversed_word("It is a unit.", "It is a it."));            // a stem of two letters
+  EXPECT_FALSE(reversed_word("How do I mount it?", "How do I Unmount it?"));  // a capital
+  EXPECT_FALSE(reversed_word("I agree now.", "I disagree later."));        // two words differ
+  EXPECT_FALSE(reversed_word("I agree.", "I redo."));
+}
+
 TEST(WordKinds, TheEnglishDatabaseKnowsEverydayKinds) {
   const WordKinds* kinds = WordKinds::english();  // Debian's wordnet-base, installed by scripts/setup.sh
   ASSERT_NE(kinds, nullptr);

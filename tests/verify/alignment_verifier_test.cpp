@@ -1056,6 +1056,32 @@ TEST(AlignmentVerifier, NameCapLowersAThingSwappedForAnotherOfItsKind) {
   EXPECT_NEAR(cal.probability(0.0f, 0.9, kind), 0.15, 1e-6);
 }
 
+// A word the other text holds with "un" or "dis" before it
+// (text::reversed_word: "mount" / "unmount") is a minimal flip for the flip
+// cap, read from the spellings; "unit" / "it" is none.
+TEST(AlignmentVerifier, FlipCapLowersAWordReversedByItsPrefix) {
+  const text::SentencePieceTokenizer tokenizer({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {"<x1>", 0}, {"<x2>", 0},
+                                                {"<x3>", 0}, {"\u2581mount", -1}, {"\u2581un", -1},
+                                                {"mount", -1}, {"\u2581the", -1}, {"\u2581drive", -1},
+                                                {"\u2581remove", -1}, {"?", -1}});
+  EXPECT_GT(tokenizer.size(), 0u);
+  auto v = tiny_verifier(17);
+  Calibration cal;
+  cal.scale = 1.0f, cal.bias = 4.0f, cal.threshold = 0.5f;
+  cal.flip_cap = 0.002f;
+  v->set_calibration(cal);
+  PieceScorer pairs(*v);
+  const std::vector<std::string> mount = {"\u2581mount", "\u2581the", "\u2581drive", "?"};
+  const std::vector<std::string> unmount = {"\u2581un", "mount", "\u2581the", "\u2581drive", "?"};
+  const std::vector<std::string> remove = {"\u2581remove", "\u2581the", "\u2581drive", "?"};
+  EXPECT_FLOAT_EQ(pairs.score(mount, unmount), 0.002f);
+  EXPECT_FLOAT_EQ(pairs.score(unmount, mount), 0.002f);
+  const auto t = pairs.trace(mount, unmount);
+  EXPECT_TRUE(t.minimal_flip && t.capped);
+  EXPECT_GT(pairs.score(mount, remove), 0.002f);
+  EXPECT_FALSE(pairs.trace(mount, remove).minimal_flip);
+}
+
 // The transposition cap lowers P of a pair whose texts are the same but for
 // two words that trade places, and only that, and travels in the file
 // (version 14; absent when 1).
@@ -1838,6 +1864,29 @@ TEST(AlignmentFeatures, OutcomeWordsAndNegatingAdverbsAreMinimalFlipsWithWholeWo
   // Two negations of one kind or another: no flip; "hardly" / "barely" no change at all.
   EXPECT_FALSE(minimal_flip(features({"\u2581she", "\u2581could", "\u2581not", "\u2581see"}, hardly, true), 1.0f));
   EXPECT_FALSE(minimal_flip(features({"\u2581she", "\u2581could", "\u2581barely", "\u2581see"}, hardly, true), 1.0f));
+}
+
+// What a user asks a program to do against its reverse is a flip-only
+// opposite too: "create" / "delete", "log in" / "log out" (the "to" / "of"
+// after it read here as common words); "create" / "make" is none.
+TEST(AlignmentFeatures, ProgramOperationsAndTheirReversesAreMinimalFlipsWithWholeWords) {
+  text::SurfaceSpellings spellings;
+  const std::vector<std::string> vocabulary = {"<unk>",         "▁how",  "▁do",     "▁i",
+                                               "▁create",  "▁delete", "▁make", "▁an",
+                                               "▁account", "▁log",  "▁in",     "▁out",
+                                               "▁to",      "▁of"};
+  spellings.add_sentencepiece(vocabulary, 1);
+  const Lexicon lexicon(Words{{"open", "closed"}}, LexiconWords::english());
+  auto flip = [&](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    return minimal_flip(piece_features(a, b, lexicon, &spellings), 1e9f);  // every unmatched word common
+  };
+  const std::vector<std::string> create = {"▁how", "▁do", "▁i", "▁create", "▁an", "▁account"};
+  const std::vector<std::string> remove = {"▁how", "▁do", "▁i", "▁delete", "▁an", "▁account"};
+  const std::vector<std::string> make = {"▁how", "▁do", "▁i", "▁make", "▁an", "▁account"};
+  EXPECT_TRUE(flip(create, remove));
+  EXPECT_TRUE(flip(remove, create));
+  EXPECT_FALSE(flip(create, make));
+  EXPECT_TRUE(flip({"▁log", "▁in", "▁to", "▁account"}, {"▁log", "▁out", "▁of", "▁account"}));
 }
 
 // With whole words a negator that the other text holds only as a piece of a
