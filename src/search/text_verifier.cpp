@@ -35,6 +35,7 @@ TextVerifier::TextVerifier(std::shared_ptr<const encode::Encoder> encoder,
                            std::optional<double> threshold, int threads)
     : impl_(std::make_unique<Impl>()) {
   VERITY_ASSERT(encoder && verifier);
+  if (verifier->uses_context()) text::WordKinds::english();  // read now, not on the first pair that swaps a word
   impl_->encoder = std::move(encoder);
   impl_->verifier = std::move(verifier);
   impl_->threshold = threshold;
