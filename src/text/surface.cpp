@@ -233,25 +233,33 @@ std::optional<std::pair<std::string, std::string>> one_small_word_changed(std::s
   if (!small(x) || !small(y)) return std::nullopt;
   return std::pair{std::string(x), std::string(y)};
 }
-}  // namespace
 
-std::optional<KindSwap> swapped_kind(std::string_view a, std::string_view b, const WordKinds* kinds) {
-  const auto words = one_small_word_changed(a, b);
-  if (!words) return std::nullopt;
+// swapped_kind and reversed_word of a pair's one changed word.
+std::optional<KindSwap> kind_swap_of(const std::pair<std::string, std::string>& words, const WordKinds* kinds) {
   if (!kinds) kinds = WordKinds::english();
-  if (!kinds || !kinds->same_kind(words->first, words->second)) return std::nullopt;
-  return KindSwap{words->first, words->second};
+  if (!kinds || !kinds->same_kind(words.first, words.second)) return std::nullopt;
+  return KindSwap{words.first, words.second};
 }
 
-std::optional<Reversal> reversed_word(std::string_view a, std::string_view b) {
-  auto words = one_small_word_changed(a, b);
-  if (!words) return std::nullopt;
-  auto& [x, y] = *words;
-  if (x.size() > y.size()) std::swap(x, y);
+std::optional<Reversal> reversal_of(const std::pair<std::string, std::string>& words) {
+  const bool first_shorter = words.first.size() <= words.second.size();
+  const std::string& x = first_shorter ? words.first : words.second;
+  const std::string& y = first_shorter ? words.second : words.first;
   for (std::string_view prefix : {"un", "dis"})
     if (x.size() >= 3 && y.size() == prefix.size() + x.size() && y.starts_with(prefix) && y.ends_with(x))
       return Reversal{x, y};
   return std::nullopt;
+}
+}  // namespace
+
+std::optional<KindSwap> swapped_kind(std::string_view a, std::string_view b, const WordKinds* kinds) {
+  const auto words = one_small_word_changed(a, b);
+  return words ? kind_swap_of(*words, kinds) : std::nullopt;
+}
+
+std::optional<Reversal> reversed_word(std::string_view a, std::string_view b) {
+  const auto words = one_small_word_changed(a, b);
+  return words ? reversal_of(*words) : std::nullopt;
 }
 
 namespace {
@@ -851,8 +859,10 @@ SurfaceSpellings::PairReadings SurfaceSpellings::readings(std::span<const uint32
   out.transposition = transposed_in(wa, wb).has_value();
   if (texts->run <= kSwapPieces) {
     out.name_swap = text::swapped_name(texts->a, texts->b).has_value();
-    out.kind_swap = !out.name_swap && text::swapped_kind(texts->a, texts->b).has_value();
-    out.reversal = text::reversed_word(texts->a, texts->b).has_value();
+    if (const auto changed = one_small_word_changed(texts->a, texts->b)) {  // read once for both
+      out.kind_swap = !out.name_swap && kind_swap_of(*changed, nullptr).has_value();
+      out.reversal = reversal_of(*changed).has_value();
+    }
     if (const auto numbers = compare_numbers(wa, wb)) {
       out.number_change = numbers->change.has_value();
       out.number_respelling = !numbers->change && numbers->respelled;

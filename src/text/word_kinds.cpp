@@ -13,7 +13,6 @@
 namespace verity::text {
 namespace {
 
-constexpr const char* kDebianWordNetDir = "/usr/share/wordnet";  // wordnet-base
 constexpr const char* kPartsOfSpeech[] = {"noun", "verb"};
 constexpr char kPosLetter[] = {'n', 'v'};
 
@@ -129,7 +128,7 @@ const WordKinds* WordKinds::english() {
   static std::unique_ptr<WordKinds> kinds;
   std::call_once(once, [] {
     const char* env = std::getenv("WNSEARCHDIR");
-    const std::string dir = env && *env ? env : kDebianWordNetDir;
+    const std::string dir = env && *env ? env : "/usr/share/wordnet";  // wordnet-base
     try {
       kinds = std::make_unique<WordKinds>(load(dir));
     } catch (const Error& e) {
@@ -158,8 +157,9 @@ std::vector<std::string> WordKinds::bases(std::string_view word) const {
   return out;
 }
 
-void WordKinds::synsets(std::string_view word, std::vector<Synset>* all, std::vector<Synset>* first) const {
-  for (const auto& base : bases(word)) {
+void WordKinds::synsets(const std::vector<std::string>& bases, std::vector<Synset>* all,
+                        std::vector<Synset>* first) const {
+  for (const auto& base : bases) {
     const auto& senses = senses_.at(base);
     all->insert(all->end(), senses.begin(), senses.end());
     first->push_back(senses.front());  // WordNet's most frequent sense of the base in its part of speech
@@ -186,8 +186,8 @@ bool WordKinds::same_kind(std::string_view a, std::string_view b) const {
     for (const auto& y : bases_b)
       if (x.substr(2) == y.substr(2)) return false;
   std::vector<Synset> all_a, first_a, all_b, first_b;
-  synsets(a, &all_a, &first_a);
-  synsets(b, &all_b, &first_b);
+  synsets(bases_a, &all_a, &first_a);
+  synsets(bases_b, &all_b, &first_b);
   if (all_a.empty() || all_b.empty()) return false;
   for (const Synset s : all_a)
     if (std::find(all_b.begin(), all_b.end(), s) != all_b.end()) return false;  // synonyms

@@ -45,9 +45,9 @@ class WordKinds {
   // itself, its .exc bases and the bases WordNet's suffix rules give, per
   // part of speech, those the index holds.
   std::vector<std::string> bases(std::string_view word) const;
-  // Every synset of `word` (all senses of all bases), and the first sense of
+  // Every synset of the bases (all their senses), and the first sense of
   // each base.
-  void synsets(std::string_view word, std::vector<Synset>* all, std::vector<Synset>* first) const;
+  void synsets(const std::vector<std::string>& bases, std::vector<Synset>* all, std::vector<Synset>* first) const;
   // `from` and the synsets at most `depth` hypernym steps above it.
   void ancestors(Synset from, int depth, std::vector<Synset>* out) const;
 
